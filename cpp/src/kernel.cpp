@@ -1,0 +1,23 @@
+#include "attnlens/kernel.hpp"
+
+#include "kernels/vec.hpp"
+
+namespace attnlens {
+
+bool simd_available() {
+#ifdef ATTNLENS_HAVE_SIMD
+  return true;
+#else
+  return false;
+#endif
+}
+
+const char* simd_arch_name() {
+#ifdef ATTNLENS_HAVE_SIMD
+  return xsimd::default_arch::name();
+#else
+  return kernels::scalar_arch::name();
+#endif
+}
+
+}  // namespace attnlens

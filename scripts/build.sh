@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the native library + doctest suite, and the two wasm modules (SIMD128 and scalar) into
+# web/dist/. Incremental: a second run only rebuilds what changed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$ROOT/.build"
+export NODE_PATH=/usr/share/nodejs  # emcc's JS optimizer needs Debian's acorn
+
+configure() {  # dir, then cmake arguments; only when the build folder is new
+  local dir="$1"; shift
+  [ -f "$dir/build.ninja" ] || "$@" -S "$ROOT" -B "$dir" -G Ninja >/dev/null
+}
+
+configure "$BUILD/native" cmake
+configure "$BUILD/wasm-simd" emcmake cmake -DATTNLENS_SIMD=ON \
+  "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch"
+configure "$BUILD/wasm-scalar" emcmake cmake -DATTNLENS_SIMD=OFF \
+  "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch"
+
+for dir in native wasm-simd wasm-scalar; do
+  echo "[build] $dir" >&2
+  cmake --build "$BUILD/$dir" -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
+done

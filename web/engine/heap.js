@@ -1,0 +1,56 @@
+// One call's buffers on the wasm heap: a single allocation carved into 16-byte aligned slots.
+// Views onto the heap are fetched after the allocation, since growing memory detaches old ones.
+
+// wasm32 addresses 4 GiB, but the module is built with MAXIMUM_MEMORY=2GB.
+export const MAX_HEAP_BYTES = 2 ** 31;
+
+const align = (n) => Math.ceil(n / 16) * 16;
+
+export class CallBuffers {
+  /** @param {object} module Emscripten module  @param {Record<string, number>} bytes slot sizes */
+  constructor(module, bytes, what, workspaceBytes = 0) {
+    this.module = module;
+    let total = 0;
+    const offsets = {};
+    for (const [name, size] of Object.entries(bytes)) {
+      offsets[name] = size > 0 ? total : -1;
+      total += align(size);
+    }
+    // Check before allocating: a failed allocation inside C++ would abort the module.
+    const available = MAX_HEAP_BYTES - module.heapInUse();
+    if (total + workspaceBytes > available)
+      throw new RangeError(
+        `${what} needs ${formatBytes(total + workspaceBytes)} of working memory, more than ` +
+        `the ${formatBytes(available)} left of the ${formatBytes(MAX_HEAP_BYTES)} ` +
+        `a WebAssembly engine can address`);
+    this.base = total > 0 ? module._malloc(total) : 0;
+    if (total > 0 && this.base === 0)
+      throw new RangeError(`${what} needs ${formatBytes(total)}: the browser could not provide it`);
+    this.address = {};
+    for (const [name, off] of Object.entries(offsets)) this.address[name] = off < 0 ? 0 : this.base + off;
+  }
+
+  write(name, array) {
+    if (!array) return;
+    const heap = array instanceof Float32Array ? this.module.HEAPF32 : this.module.HEAPU8;
+    heap.set(array, this.address[name] / heap.BYTES_PER_ELEMENT);
+  }
+
+  /** A fresh Float32Array the caller owns. */
+  readFloats(name, length) {
+    const start = this.address[name] / 4;
+    return this.module.HEAPF32.slice(start, start + length);
+  }
+
+  free() {
+    if (this.base) this.module._free(this.base);
+    this.base = 0;
+  }
+}
+
+export function formatBytes(n) {
+  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(1)} GiB`;
+  if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(1)} MiB`;
+  if (n >= 2 ** 10) return `${(n / 2 ** 10).toFixed(1)} KiB`;
+  return `${n} bytes`;
+}

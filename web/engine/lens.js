@@ -1,0 +1,146 @@
+// The engine as JavaScript users see it: plain typed arrays in, fresh typed arrays out, errors as
+// TypeError/RangeError. No handles to delete: every call frees what it allocated.
+import { CallBuffers } from './heap.js';
+import * as check from './validate.js';
+
+const ATTENTION_OPTIONS = ['dK', 'dV', 'heads', 'causal', 'scale', 'keyMask', 'returnScores', 'weights'];
+const MULTI_HEAD_OPTIONS = [
+  'dModel', 'heads', 'wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO', 'xKV', 'causal', 'scale', 'keyMask',
+];
+const F32 = 4;
+
+export class Lens {
+  #module;
+
+  constructor(module, simd) {
+    this.#module = module;
+    /** True when the SIMD128 build is running. */
+    this.simd = simd;
+    /** The xsimd architecture of the running kernels ('wasm' or 'scalar'). */
+    this.arch = module.simdArch();
+    Object.freeze(this);
+  }
+
+  /**
+   * softmax(scale·QKᵀ + mask)·V over `heads` heads. q [heads·nQ·dK], k [heads·nK·dK],
+   * v [heads·nK·dV], row-major float32.
+   */
+  attention(q, k, v, opts) {
+    const o = check.options('options', opts, ATTENTION_OPTIONS);
+    check.floatArray('q', q);
+    check.floatArray('k', k);
+    check.floatArray('v', v);
+    if (o.dK === undefined) throw new TypeError('options.dK is required (the query/key width)');
+    const dK = check.positiveInteger('options.dK', o.dK);
+    const dV = check.positiveInteger('options.dV', o.dV, dK);
+    const heads = check.positiveInteger('options.heads', o.heads, 1);
+    const nQ = check.rowsOf('q', q, heads * dK, 'heads·dK');
+    const nK = check.rowsOf('k', k, heads * dK, 'heads·dK');
+    check.exactLength('v', v, heads * nK * dV, 'heads·nK·dV');
+    const causal = check.boolean('options.causal', o.causal, false);
+    const scale = check.scale('options.scale', o.scale, 1 / Math.sqrt(dK));
+    const keyMask = check.keyMask('options.keyMask', o.keyMask, nK);
+    const returnScores = check.boolean('options.returnScores', o.returnScores, false);
+    const wantWeights = check.boolean('options.weights', o.weights, true);
+
+    const nn = heads * nQ * nK;
+    const buffers = new CallBuffers(
+      this.#module,
+      {
+        q: q.length * F32, k: k.length * F32, v: v.length * F32, keyMask: keyMask ? nK : 0,
+        output: heads * nQ * dV * F32, weights: wantWeights ? nn * F32 : 0,
+        scores: returnScores ? nn * F32 : 0,
+      },
+      `attention with heads·nQ·nK = ${heads}·${nQ}·${nK}`,
+      // Scratch the engine keeps: Kᵀ per head, and the score rows when weights are not returned.
+      (dK * nK + (wantWeights ? 0 : nQ * nK)) * F32,
+    );
+    try {
+      buffers.write('q', q);
+      buffers.write('k', k);
+      buffers.write('v', v);
+      buffers.write('keyMask', keyMask);
+      const a = buffers.address;
+      this.#run(this.#module.attention({
+        q: a.q, k: a.k, v: a.v, keyMask: a.keyMask, output: a.output, weights: a.weights,
+        scores: a.scores, heads, nQ, nK, dK, dV, scale, causal, simd: this.simd,
+      }));
+      const result = { output: buffers.readFloats('output', heads * nQ * dV) };
+      if (wantWeights) result.weights = buffers.readFloats('weights', nn);
+      if (returnScores) result.scores = buffers.readFloats('scores', nn);
+      return result;
+    } finally {
+      buffers.free();
+    }
+  }
+
+  /**
+   * Multi-head attention with projections, rows as vectors: Q = X·W_Q + b_Q, K = X_KV·W_K + b_K,
+   * V = X_KV·W_V + b_V (W_* [dModel, dModel]); head h takes columns h·dHead…(h+1)·dHead;
+   * output = concat(heads)·W_O + b_O. Self-attention unless `xKV` is given.
+   */
+  multiHead(x, opts) {
+    const o = check.options('options', opts, MULTI_HEAD_OPTIONS);
+    check.floatArray('x', x);
+    if (o.dModel === undefined) throw new TypeError('options.dModel is required (the width of x)');
+    const dModel = check.positiveInteger('options.dModel', o.dModel);
+    const heads = check.positiveInteger('options.heads', o.heads, 1);
+    if (dModel % heads !== 0)
+      throw new RangeError(`options.heads (${heads}) must divide options.dModel (${dModel})`);
+    const nQ = check.rowsOf('x', x, dModel, 'dModel');
+    const xKV = check.floatArray('options.xKV', o.xKV, { optional: true });
+    const nK = xKV ? check.rowsOf('options.xKV', xKV, dModel, 'dModel') : nQ;
+    const matrices = {};
+    for (const name of ['wQ', 'wK', 'wV', 'wO']) {
+      const m = check.floatArray(`options.${name}`, o[name], { optional: name === 'wO' });
+      if (m) check.exactLength(`options.${name}`, m, dModel * dModel, 'dModel·dModel');
+      matrices[name] = m;
+    }
+    for (const name of ['bQ', 'bK', 'bV', 'bO']) {
+      const b = check.floatArray(`options.${name}`, o[name], { optional: true });
+      if (b) check.exactLength(`options.${name}`, b, dModel, 'dModel');
+      matrices[name] = b;
+    }
+    if (matrices.bO && !matrices.wO) throw new RangeError('options.bO needs options.wO');
+    const causal = check.boolean('options.causal', o.causal, false);
+    const scale = check.scale('options.scale', o.scale, 1 / Math.sqrt(dModel / heads));
+    const keyMask = check.keyMask('options.keyMask', o.keyMask, nK);
+
+    const sizes = { x: x.length * F32, xKV: xKV ? xKV.length * F32 : 0, keyMask: keyMask ? nK : 0 };
+    for (const [name, m] of Object.entries(matrices)) sizes[name] = m ? m.length * F32 : 0;
+    sizes.output = nQ * dModel * F32;
+    sizes.weights = heads * nQ * nK * F32;
+    const buffers = new CallBuffers(
+      this.#module, sizes, `multi-head attention with heads·nQ·nK = ${heads}·${nQ}·${nK}`,
+      // Scratch: projections and per-head copies of Q, K, V, O, plus Kᵀ.
+      (6 * Math.max(nQ, nK) * dModel) * F32);
+    try {
+      buffers.write('x', x);
+      buffers.write('xKV', xKV);
+      buffers.write('keyMask', keyMask);
+      for (const [name, m] of Object.entries(matrices)) buffers.write(name, m);
+      const a = buffers.address;
+      this.#run(this.#module.multiHead({
+        xQ: a.x, xKV: a.xKV, wQ: a.wQ, wK: a.wK, wV: a.wV, wO: a.wO, bQ: a.bQ, bK: a.bK, bV: a.bV,
+        bO: a.bO, keyMask: a.keyMask, output: a.output, weights: a.weights, nQ, nK, dModel, heads,
+        scale, causal, simd: this.simd,
+      }));
+      return {
+        weights: buffers.readFloats('weights', heads * nQ * nK),
+        output: buffers.readFloats('output', nQ * dModel),
+      };
+    } finally {
+      buffers.free();
+    }
+  }
+
+  /** Bytes of the wasm heap in use and reserved: for leak checks and benchmarks. */
+  memory() {
+    return { inUse: this.#module.heapInUse(), heapSize: this.#module.HEAPU8.length };
+  }
+
+  // The C++ side validates again; a message from it means the JS checks missed a case.
+  #run(error) {
+    if (error) throw new RangeError(error);
+  }
+}

@@ -1,0 +1,52 @@
+// Finds and instantiates the wasm module that sits next to this package's files, in Node and in
+// browsers, without any network request: Node reads the .wasm from disk; browsers fetch it from
+// the same folder as the module (the URL is relative to import.meta.url, so bundlers see it).
+
+// A minimal module using one SIMD128 instruction: validates only where SIMD is supported.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15,
+  253, 98, 11,
+]);
+
+export function simdSupported() {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+const isNode =
+  typeof process === 'object' && typeof process.versions?.node === 'string' &&
+  typeof window === 'undefined';
+
+// Literal URLs, one per build, so that bundlers can find and copy the files.
+const builds = {
+  simd: {
+    factory: () => import('../dist/attnlens-simd.mjs'),
+    wasm: () => new URL('../dist/attnlens-simd.wasm', import.meta.url),
+  },
+  scalar: {
+    factory: () => import('../dist/attnlens-scalar.mjs'),
+    wasm: () => new URL('../dist/attnlens-scalar.wasm', import.meta.url),
+  },
+};
+
+async function readFileNode(url) {
+  // process.getBuiltinModule keeps `node:` imports out of the source, which bundlers would
+  // otherwise try to resolve for the browser.
+  const fs = process.getBuiltinModule?.('fs') ?? (await import(/* @vite-ignore */ `${'node:'}fs`));
+  return fs.readFileSync(url);
+}
+
+/** Instantiates one build ('simd' or 'scalar') and returns the Emscripten module. */
+export async function instantiate(variant) {
+  const build = builds[variant];
+  const { default: createModule } = await build.factory();
+  const moduleArgs = {
+    print: () => {},
+    printErr: (text) => console.warn(`attnlens: ${text}`),
+  };
+  if (isNode) moduleArgs.wasmBinary = await readFileNode(build.wasm());
+  return createModule(moduleArgs);
+}
