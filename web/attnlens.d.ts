@@ -1,0 +1,97 @@
+// Types for the engine entry, `import { init } from 'attnlens'`. Hand-written; checked by
+// tests/types with tsc against example usage.
+
+export interface AttentionOptions {
+  /** Query/key width. Required. nQ = q.length / (heads·dK), nK = k.length / (heads·dK). */
+  dK: number;
+  /** Value width; default dK. v.length must be heads·nK·dV. */
+  dV?: number;
+  /** Number of heads laid out [heads, n, d]; default 1. */
+  heads?: number;
+  /** Query i sees key j only when j ≤ i (PyTorch's is_causal); default false. */
+  causal?: boolean;
+  /** Multiplies QKᵀ before the softmax; finite and > 0; default 1/√dK. */
+  scale?: number;
+  /** nK entries: 1 keeps a key, 0 drops it (padding). Dropped weights are exactly 0. */
+  keyMask?: Uint8Array | null;
+  /** Also return the raw scores QKᵀ (before scaling and masking); default false. */
+  returnScores?: boolean;
+  /** Return the weights; default true. `false` returns `{ output }` only (less memory). */
+  weights?: boolean;
+}
+
+export interface AttentionResult {
+  /** [heads, nQ, dV] */
+  output: Float32Array;
+  /** [heads, nQ, nK]; rows sum to 1, or are all 0 when every key of the query is masked. */
+  weights: Float32Array;
+}
+
+export interface AttentionResultWithScores extends AttentionResult {
+  /** [heads, nQ, nK] raw QKᵀ. */
+  scores: Float32Array;
+}
+
+export interface MultiHeadOptions {
+  /** Width of x (and xKV) and of every projection. Required. */
+  dModel: number;
+  /** Must divide dModel; default 1. Head h uses columns h·dHead…(h+1)·dHead. */
+  heads?: number;
+  /** [dModel, dModel] each, row convention: Q = x·wQ + bQ. */
+  wQ: Float32Array;
+  wK: Float32Array;
+  wV: Float32Array;
+  /** Output projection [dModel, dModel]; without it the output is the concatenated heads. */
+  wO?: Float32Array | null;
+  bQ?: Float32Array | null;
+  bK?: Float32Array | null;
+  bV?: Float32Array | null;
+  bO?: Float32Array | null;
+  /** Keys/values come from here [nK, dModel] (cross-attention); default x (self-attention). */
+  xKV?: Float32Array | null;
+  causal?: boolean;
+  /** Default 1/√(dModel/heads). */
+  scale?: number;
+  keyMask?: Uint8Array | null;
+}
+
+export interface MultiHeadResult {
+  /** [heads, nQ, nK] */
+  weights: Float32Array;
+  /** [nQ, dModel] */
+  output: Float32Array;
+}
+
+export interface MemoryUse {
+  /** Bytes malloc'd on the wasm heap and not yet freed. */
+  inUse: number;
+  /** Current size of the wasm memory in bytes. */
+  heapSize: number;
+}
+
+export declare class Lens {
+  private constructor();
+  /** True when the WebAssembly SIMD128 build is running. */
+  readonly simd: boolean;
+  /** The kernels' architecture: 'wasm' (SIMD128) or 'scalar'. */
+  readonly arch: string;
+  attention(q: Float32Array, k: Float32Array, v: Float32Array,
+            options: AttentionOptions & { weights: false }): { output: Float32Array };
+  attention(q: Float32Array, k: Float32Array, v: Float32Array,
+            options: AttentionOptions & { returnScores: true }): AttentionResultWithScores;
+  attention(q: Float32Array, k: Float32Array, v: Float32Array,
+            options: AttentionOptions): AttentionResult;
+  multiHead(x: Float32Array, options: MultiHeadOptions): MultiHeadResult;
+  memory(): MemoryUse;
+}
+
+export interface InitOptions {
+  /** Force the SIMD (true) or scalar (false) build; default: SIMD when supported. */
+  simd?: boolean;
+}
+
+/** Loads the engine (once per build; later calls return the same instance). */
+export declare function init(options?: InitOptions): Promise<Lens>;
+
+/** Whether this runtime can run the WebAssembly SIMD128 build. */
+export declare function simdSupported(): boolean;
