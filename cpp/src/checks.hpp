@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "attnlens/span.hpp"
+
 namespace attnlens::checks {
 
 // a·b·c without overflow, or 0 when it would exceed what a buffer of floats can index.
@@ -28,6 +30,14 @@ inline std::string length(const char* name, std::size_t got, std::size_t want, c
   if (got == want) return {};
   return std::string(name) + " must have " + std::to_string(want) + " elements (" + shape +
          "), got " + std::to_string(got);
+}
+
+// A buffer that claims elements must have an address (a null Span{nullptr, n} would be read or
+// written through, or silently ignored).
+template <class T>
+inline std::string not_null(const char* name, Span<T> buffer) {
+  if (buffer.data || buffer.size == 0) return {};
+  return std::string(name) + " has " + std::to_string(buffer.size) + " elements but no data (null)";
 }
 
 inline std::string too_large(const char* what) {

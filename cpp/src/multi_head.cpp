@@ -69,6 +69,14 @@ std::string check_multi_head(const MultiHeadShape& s, const MultiHeadInputs& in,
       return m;
   if (options.scale)
     if (auto m = checks::scale(*options.scale); !m.empty()) return m;
+  for (auto [name, buffer] :
+       {std::pair{"x_q", in.x_q}, {"x_kv", in.x_kv}, {"w_q", in.w_q}, {"w_k", in.w_k},
+        {"w_v", in.w_v}, {"w_o", in.w_o}, {"b_q", in.b_q}, {"b_k", in.b_k}, {"b_v", in.b_v},
+        {"b_o", in.b_o}})
+    if (auto m = checks::not_null(name, buffer); !m.empty()) return m;
+  for (auto [name, buffer] : {std::pair{"output", out.output}, {"weights", out.weights}})
+    if (auto m = checks::not_null(name, buffer); !m.empty()) return m;
+  if (auto m = checks::not_null("key_mask", options.key_mask); !m.empty()) return m;
   return {};
 }
 
@@ -81,6 +89,7 @@ void multi_head_attention(const MultiHeadShape& s, const MultiHeadInputs& in,
   auto bias = [](Span<const float> b) { return b.empty() ? nullptr : b.data; };
 
   Workspace& ws = Workspace::local();
+  CallScope scope(ws);
   float* projected = ws.projected.get(std::max(n_q, n_k) * dm);
   float* q = ws.q_heads.get(n_q * dm);
   float* k = ws.k_heads.get(n_k * dm);

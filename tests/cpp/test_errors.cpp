@@ -76,3 +76,35 @@ TEST_CASE("invalid multi-head arguments throw attnlens::Error naming the argumen
   CHECK(contains(error({3, 2, 4, 2}, bad), "x_kv must have 8 elements"));
   CHECK(error({3, 0, 4, 2}, in) == "(no exception)");
 }
+
+// Found by the fuzzer (tests/fuzz): a Span with a length but no data used to pass the checks and
+// then be written through (weights, scores, multi-head buffers) or silently ignored (masks).
+TEST_CASE("a buffer with a length but no data is an error, never dereferenced") {
+  using support::contains;
+  std::vector<float> q(8), k(12), v(15), out(10);
+  auto attention_error = [&](attnlens::AttentionOutputs o, AttentionOptions options = {}) {
+    return support::error_message([&] { attnlens::attention({1, 2, 3, 4, 5}, {q, k, v}, options, o); });
+  };
+  CHECK(contains(attention_error({out, {nullptr, 6}, {}}), "weights has 6 elements but no data"));
+  CHECK(contains(attention_error({out, {}, {nullptr, 6}}), "scores has 6 elements but no data"));
+  AttentionOptions null_mask;
+  null_mask.key_mask = {nullptr, 3};
+  CHECK(contains(attention_error({out}, null_mask), "key_mask has 3 elements but no data"));
+
+  std::vector<float> x(12), w(16), mh_out(12);
+  attnlens::MultiHeadInputs in;
+  in.x_q = x, in.w_q = w, in.w_k = w, in.w_v = w;
+  auto multi_head_error = [&](attnlens::MultiHeadInputs i, attnlens::MultiHeadOutputs o) {
+    return support::error_message([&] { attnlens::multi_head_attention({3, 0, 4, 2}, i, {}, o); });
+  };
+  auto bad = in;
+  bad.w_k = {nullptr, 16};
+  CHECK(contains(multi_head_error(bad, {mh_out}), "w_k has 16 elements but no data"));
+  bad = in;
+  bad.b_o = {nullptr, 4};
+  bad.w_o = w;
+  CHECK(contains(multi_head_error(bad, {mh_out}), "b_o has 4 elements but no data"));
+  CHECK(contains(multi_head_error(in, {{nullptr, 12}}), "output has 12 elements but no data"));
+  CHECK(contains(multi_head_error(in, {mh_out, {nullptr, 18}}), "weights has 18 elements but no data"));
+  CHECK(multi_head_error(in, {mh_out}) == "(no exception)");
+}

@@ -1,87 +1,153 @@
-// Minimal demo: a sentence's self-attention heatmap from lens.attention on seeded random vectors.
-import { init } from '../attnlens.js';
+// The demo page: the figures are plain <attn-*> tags; this module supplies the seeded random data
+// (honestly labelled on the page), shows the model's loading progress, and wires the page's own
+// controls to the figures' API.
+import { loadEngine } from '../elements/index.js';
 
-const D = 16;
+// Seeded uniform numbers in [−1, 1): xorshift32.
+function random(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    return (s / 2 ** 32) * 2 - 1;
+  };
+}
 
-// Deterministic pseudo-random vector per word, so a word always gets the same vector.
-function vectorFor(word, salt) {
+const round = (x) => Math.round(x * 100) / 100;
+const matrix = (next, rows, cols) => Array.from({ length: rows }, () => Array.from({ length: cols }, () => round(next())));
+
+// A seed per word, so a word keeps its vectors while the reader edits the others.
+function wordSeed(word, salt) {
   let h = 2166136261 ^ salt;
   for (const ch of word.toLowerCase()) h = Math.imul(h ^ ch.codePointAt(0), 16777619);
-  const v = new Float32Array(D);
-  for (let i = 0; i < D; i++) {
-    h ^= h << 13; h ^= h >>> 17; h ^= h << 5;
-    v[i] = ((h >>> 0) / 2 ** 32) * 2 - 1;
-  }
-  return v;
+  return h >>> 0;
 }
 
-function tokensOf(text) {
-  return text.match(/[\p{L}\p{N}']+|[^\s\p{L}\p{N}]/gu) ?? [];
+function randomVectors(tokens, dK) {
+  const row = (t, salt) => matrix(random(wordSeed(t, salt)), 1, dK)[0];
+  return { tokens, Q: tokens.map((t) => row(t, 1)), K: tokens.map((t) => row(t, 2)), V: tokens.map((t) => row(t, 3)) };
 }
 
-function draw(canvas, tokens, weights) {
-  const n = tokens.length, cell = Math.max(8, Math.min(36, Math.floor(560 / Math.max(n, 1))));
-  const label = 90;
-  canvas.width = label + n * cell;
-  canvas.height = label + n * cell;
-  const ctx = canvas.getContext('2d');
-  const dark = matchMedia('(prefers-color-scheme: dark)').matches;
-  ctx.fillStyle = dark ? '#14161a' : '#ffffff';
-  ctx.fillRect(0, 0, canvas.width, canvas.height);
-  ctx.fillStyle = dark ? '#e6e6e6' : '#1b1f24';
-  ctx.font = '12px system-ui, sans-serif';
-  ctx.textBaseline = 'middle';
-  tokens.forEach((t, i) => {
-    ctx.textAlign = 'right';
-    ctx.fillText(t, label - 6, label + i * cell + cell / 2, label - 8);
-    ctx.save();
-    ctx.translate(label + i * cell + cell / 2, label - 6);
-    ctx.rotate(-Math.PI / 2);
-    ctx.textAlign = 'left';
-    ctx.fillText(t, 0, 0, label - 8);
-    ctx.restore();
-  });
-  // Weight w → white-to-blue: red channel = 255·(1 − w), so the picture encodes the value.
-  for (let i = 0; i < n; i++)
-    for (let j = 0; j < n; j++) {
-      const w = weights[i * n + j];
-      ctx.fillStyle = `rgb(${Math.round(255 * (1 - w))}, ${Math.round(255 - 165 * w)}, 255)`;
-      ctx.fillRect(label + j * cell, label + i * cell, cell, cell);
-    }
-  canvas.setAttribute('aria-label', `Attention heatmap of ${n} tokens: row i shows where token i looks`);
-  return { cell, label };
+const $ = (id) => document.getElementById(id);
+
+// 2. The pipeline: random Q, K, V of the chosen width.
+function pipelineData(dK) {
+  const next = random(1234 + dK);
+  const tokens = ['we', 'need', 'more', 'data', 'now', '.'];
+  return { tokens, Q: matrix(next, 6, dK), K: matrix(next, 6, dK), V: matrix(next, 6, 3) };
 }
 
-async function main() {
-  const status = document.getElementById('status');
-  const input = document.getElementById('sentence');
-  const canvas = document.getElementById('heatmap');
-  const lens = await init();
+function setUpPipeline() {
+  const pipeline = $('pipeline'), select = $('dk');
   const update = () => {
-    const tokens = tokensOf(input.value);
-    if (tokens.length === 0) {
-      status.textContent = 'Type a sentence.';
-      return;
-    }
-    const n = tokens.length;
-    const q = new Float32Array(n * D), k = new Float32Array(n * D), v = new Float32Array(n * D);
-    tokens.forEach((t, i) => {
-      q.set(vectorFor(t, 1), i * D);
-      k.set(vectorFor(t, 2), i * D);
-      v.set(vectorFor(t, 3), i * D);
-    });
-    const { weights } = lens.attention(q, k, v, { dK: D });
-    const layout = draw(canvas, tokens, weights);
-    // Exposed for tests and the curious: exactly what was drawn.
-    canvas.attnlens = { tokens, q, k, v, dK: D, weights, layout, simd: lens.simd, arch: lens.arch };
-    status.textContent = `${n} tokens · engine: ${lens.simd ? 'WebAssembly SIMD128' : 'scalar WebAssembly'}`;
-    canvas.dispatchEvent(new Event('drawn'));
+    const dK = Number(select.value);
+    pipeline.data = pipelineData(dK);
+    $('dk-note').textContent = `random scores spread about ±√${dK} ≈ ±${Math.sqrt(dK).toFixed(1)} before scaling`;
   };
-  input.addEventListener('input', update);
+  select.addEventListener('change', update);
   update();
 }
 
+// 0. The model figures (1, 3, 4) read the sentence box; the page shows the model's download
+// progress (the figures share the one cached model).
+function setUpModel(lens) {
+  const input = $('model-text'), progress = $('model-progress'), status = $('model-status');
+  const figures = [...document.querySelectorAll('.model-figure')];
+  const onProgress = ({ stage, loaded, total }) => {
+    if (stage === 'download' && total > 0) {
+      progress.value = loaded / total;
+      status.textContent = `Loading the model: ${(loaded / 2 ** 20).toFixed(1)} of ${(total / 2 ** 20).toFixed(1)} MB`;
+    } else if (stage === 'initialise') {
+      status.textContent = 'Preparing the model…';
+    }
+  };
+  const started = performance.now();
+  lens.loadModel(undefined, { onProgress }).then((model) => {
+    progress.value = 1;
+    progress.hidden = true;
+    const { layers, heads } = model.info ?? {};
+    status.textContent = `Model ready in ${Math.round(performance.now() - started)} ms` +
+      (layers ? ` (${layers} layers × ${heads} heads)` : '') + '. Edit the sentence: the figures follow.';
+  }, (error) => {
+    progress.hidden = true;
+    status.textContent = `The model could not be loaded: ${error.message}`;
+  });
+  let timer = 0;
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const text = input.value.trim() ? input.value : ' ';
+      for (const figure of figures) figure.setAttribute('text', text);
+    }, 120);
+  });
+  // Figure 3 names the layer and head it shows.
+  const heatmap = $('heatmap'), note = $('heatmap-note');
+  heatmap.addEventListener('change', (e) => {
+    if (e.detail.name === 'layer' || e.detail.name === 'head')
+      note.textContent = `Real attention of Universal Sentence Encoder lite, layer ${heatmap.layer + 1}, head ${heatmap.head + 1}.`;
+  });
+}
+
+// 3b. The mask heatmap's buttons drive its `mask` property; its `change` events keep them in sync.
+function setUpMaskButtons() {
+  const heatmap = $('mask-heatmap');
+  const buttons = [...document.querySelectorAll('button.mask')];
+  const sync = () => buttons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.mask === heatmap.mask)));
+  buttons.forEach((b) => b.addEventListener('click', () => { heatmap.mask = b.dataset.mask; }));
+  heatmap.addEventListener('change', (e) => e.detail.name === 'mask' && sync());
+}
+
+// 5. A large heatmap on demand.
+function setUpBig() {
+  const button = $('big'), heatmap = $('big-heatmap');
+  button.addEventListener('click', async () => {
+    const n = 2048, dK = 16, next = random(2048);
+    const flat = () => Float32Array.from({ length: n * dK }, next);
+    button.disabled = true;
+    heatmap.hidden = false;
+    heatmap.data = { tokens: Array.from({ length: n }, (_, i) => `t${i + 1}`), Q: flat(), K: flat(), V: flat(), dK };
+    await heatmap.updateComplete;
+    $('big-note').textContent = `${n} × ${n} = ${(n * n).toLocaleString('en')} weights (random vectors, seeded), computed and drawn.`;
+  });
+}
+
+// 6. The playground: tokens → random vectors in the JSON box; the JSON box → the figures.
+function setUpPlayground() {
+  const tokensInput = $('play-tokens'), dK = $('play-dk'), json = $('play-json'), status = $('play-status');
+  const figures = ['play-bars', 'play-heatmap', 'play-pipeline'].map($);
+  const show = () => {
+    let data;
+    try {
+      data = JSON.parse(json.value);
+    } catch (error) {
+      status.textContent = `The JSON does not parse: ${error.message}`;
+      return;
+    }
+    status.textContent = 'Vectors you can edit (random until you change them). Not from a model.';
+    for (const figure of figures) figure.data = data;
+  };
+  const fromTokens = () => {
+    const tokens = tokensInput.value.trim().split(/\s+/u).filter(Boolean);
+    const data = randomVectors(tokens, Number(dK.value));
+    json.value = `{"tokens": ${JSON.stringify(data.tokens)},\n` +
+      ['Q', 'K', 'V'].map((k) => ` "${k}": ${JSON.stringify(data[k])}`).join(',\n') + '}';
+    show();
+  };
+  tokensInput.addEventListener('input', fromTokens);
+  dK.addEventListener('change', fromTokens);
+  json.addEventListener('input', show);
+  fromTokens();
+}
+
+async function main() {
+  setUpPipeline();
+  setUpMaskButtons();
+  setUpBig();
+  setUpPlayground();
+  const lens = await loadEngine();
+  setUpModel(lens);
+  $('engine').textContent = `Engine: ${lens.simd ? 'WebAssembly SIMD128' : 'scalar WebAssembly'} (${lens.arch}), running on this page.`;
+}
+
 main().catch((error) => {
-  document.getElementById('status').textContent = `Could not start: ${error.message}`;
-  throw error;
+  $('engine').textContent = `Could not start the engine: ${error.message}`;
 });

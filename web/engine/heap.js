@@ -23,6 +23,8 @@ export class CallBuffers {
         `${what} needs ${formatBytes(total + workspaceBytes)} of working memory, more than ` +
         `the ${formatBytes(available)} left of the ${formatBytes(MAX_HEAP_BYTES)} ` +
         `a WebAssembly engine can address`);
+    /** Bytes allocated for this call. */
+    this.bytes = total;
     this.base = total > 0 ? module._malloc(total) : 0;
     if (total > 0 && this.base === 0)
       throw new RangeError(`${what} needs ${formatBytes(total)}: the browser could not provide it`);

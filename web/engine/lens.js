@@ -11,6 +11,7 @@ const F32 = 4;
 
 export class Lens {
   #module;
+  #lastCallBytes = 0;
 
   constructor(module, simd) {
     this.#module = module;
@@ -27,9 +28,11 @@ export class Lens {
    */
   attention(q, k, v, opts) {
     const o = check.options('options', opts, ATTENTION_OPTIONS);
-    check.floatArray('q', q);
-    check.floatArray('k', k);
-    check.floatArray('v', v);
+    // Finiteness is checked in wasm after the copy (#copyIn): a scan in JS cost as much as the
+    // attention itself at small sizes.
+    check.floatArray('q', q, { finite: false });
+    check.floatArray('k', k, { finite: false });
+    check.floatArray('v', v, { finite: false });
     if (o.dK === undefined) throw new TypeError('options.dK is required (the query/key width)');
     const dK = check.positiveInteger('options.dK', o.dK);
     const dV = check.positiveInteger('options.dV', o.dV, dK);
@@ -52,13 +55,15 @@ export class Lens {
         scores: returnScores ? nn * F32 : 0,
       },
       `attention with heads·nQ·nK = ${heads}·${nQ}·${nK}`,
-      // Scratch the engine keeps: Kᵀ per head, and the score rows when weights are not returned.
-      (dK * nK + (wantWeights ? 0 : nQ * nK)) * F32,
+      // Scratch the engine keeps (cpp/src/workspace.hpp): K packed per head, V padded to whole
+      // tiles, and blocks of ≤ 64 queries: of whole score rows when weights or scores are
+      // returned, of ≤ 96 keys otherwise.
+      (nK * (dK + dV + 16) + (wantWeights || returnScores ? 64 * nK : 0) + 64 * (dK + dV + 128)) * F32,
     );
     try {
-      buffers.write('q', q);
-      buffers.write('k', k);
-      buffers.write('v', v);
+      this.#copyIn(buffers, 'q', q);
+      this.#copyIn(buffers, 'k', k);
+      this.#copyIn(buffers, 'v', v);
       buffers.write('keyMask', keyMask);
       const a = buffers.address;
       this.#run(this.#module.attention({
@@ -68,6 +73,7 @@ export class Lens {
       const result = { output: buffers.readFloats('output', heads * nQ * dV) };
       if (wantWeights) result.weights = buffers.readFloats('weights', nn);
       if (returnScores) result.scores = buffers.readFloats('scores', nn);
+      this.#lastCallBytes = buffers.bytes + this.#module.lastCallScratch();
       return result;
     } finally {
       buffers.free();
@@ -134,6 +140,41 @@ export class Lens {
     }
   }
 
+  /**
+   * Loads a real pretrained model, Universal Sentence Encoder lite, run by this engine's kernels
+   * in a module of its own (imported on first use: the default import stays small). `source`:
+   * nothing (Node: the installed model package; browsers: web/dist/use-lite.bin), a URL or path,
+   * an ArrayBuffer, or { model, weights, vocab }. See web/model/index.d.ts.
+   */
+  loadModel(source, options) {
+    return import('../model/index.js').then((m) => m.loadModel(source, options));
+  }
+
+  /**
+   * Benchmarking aid: runs `iterations` steps of 12 independent 4-lane multiply-then-add chains
+   * (96 flops a step; WebAssembly SIMD128 has no fused multiply-add) in this module and returns
+   * { flops, ms, gflops }: the machine's practical f32x4 ceiling. Call it a few times: the engine
+   * swaps in optimised code only for later calls.
+   */
+  ceilingProbe(iterations = 1e6) {
+    const n = check.positiveInteger('iterations', iterations);
+    if (n > 0xffffffff) throw new RangeError(`iterations must be < 2^32 (got ${n})`);
+    const start = performance.now();
+    this.#module.ceilingProbe(n);
+    const ms = performance.now() - start;
+    const flops = 96 * n;
+    return { flops, ms, gflops: flops / ms / 1e6 };
+  }
+
+  /**
+   * Benchmarking aid: the working memory of the last successful attention() call in bytes, i.e.
+   * the wasm heap it needed at its peak: its own buffers (inputs, outputs) plus the engine
+   * scratch it used (kept and reused by later calls).
+   */
+  lastCallBytes() {
+    return this.#lastCallBytes;
+  }
+
   /** Bytes of the wasm heap in use and reserved: for leak checks and benchmarks. */
   memory() {
     return { inUse: this.#module.heapInUse(), heapSize: this.#module.HEAPU8.length };
@@ -142,5 +183,12 @@ export class Lens {
   // The C++ side validates again; a message from it means the JS checks missed a case.
   #run(error) {
     if (error) throw new RangeError(error);
+  }
+
+  // Copies a Float32Array in and rejects NaN/±Infinity, scanning the copy in wasm (SIMD).
+  #copyIn(buffers, name, array) {
+    buffers.write(name, array);
+    const i = this.#module.firstNonFinite(buffers.address[name], array.length);
+    if (i >= 0) throw check.nonFinite(name, array, i);
   }
 }

@@ -16,7 +16,7 @@ export function simdSupported() {
   }
 }
 
-const isNode =
+export const isNode =
   typeof process === 'object' && typeof process.versions?.node === 'string' &&
   typeof window === 'undefined';
 
@@ -30,7 +30,17 @@ const builds = {
     factory: () => import('../dist/attnlens-scalar.mjs'),
     wasm: () => new URL('../dist/attnlens-scalar.wasm', import.meta.url),
   },
+  // The opt-in model add-on (engine + USE-lite, SIMD only), imported only by lens.loadModel().
+  model: {
+    factory: () => import('../dist/attnlens-model.mjs'),
+    wasm: () => new URL('../dist/attnlens-model.wasm', import.meta.url),
+  },
 };
+
+/** A Node built-in module ('fs', 'path', ...) without a static `node:` import. */
+export async function nodeBuiltin(name) {
+  return process.getBuiltinModule?.(name) ?? (await import(/* @vite-ignore */ `${'node:'}${name}`));
+}
 
 async function readFileNode(url) {
   // process.getBuiltinModule keeps `node:` imports out of the source, which bundlers would
@@ -39,7 +49,7 @@ async function readFileNode(url) {
   return fs.readFileSync(url);
 }
 
-/** Instantiates one build ('simd' or 'scalar') and returns the Emscripten module. */
+/** Instantiates one build ('simd', 'scalar' or 'model') and returns the Emscripten module. */
 export async function instantiate(variant) {
   const build = builds[variant];
   const { default: createModule } = await build.factory();

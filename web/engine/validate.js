@@ -21,14 +21,20 @@ export function options(name, value, allowed) {
   return value;
 }
 
-export function floatArray(name, value, { optional = false } = {}) {
+// `finite: false` leaves the finiteness check to the caller (lens.attention checks its inputs in
+// wasm once they are copied in, which is much faster; the message is nonFinite()'s).
+export function floatArray(name, value, { optional = false, finite = true } = {}) {
   if (optional && (value === undefined || value === null)) return null;
   if (!(value instanceof Float32Array))
     throw new TypeError(`${name} must be a Float32Array (got ${describe(value)})`);
-  for (let i = 0; i < value.length; i++)
-    if (!Number.isFinite(value[i]))
-      throw new RangeError(`${name}[${i}] is ${value[i]}: every value must be finite`);
+  if (finite)
+    for (let i = 0; i < value.length; i++)
+      if (!Number.isFinite(value[i])) throw nonFinite(name, value, i);
   return value;
+}
+
+export function nonFinite(name, array, i) {
+  return new RangeError(`${name}[${i}] is ${array[i]}: every value must be finite`);
 }
 
 export function positiveInteger(name, value, fallback) {

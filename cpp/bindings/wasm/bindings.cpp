@@ -11,6 +11,7 @@
 #include "attnlens/attention.hpp"
 #include "attnlens/kernel.hpp"
 #include "attnlens/multi_head.hpp"
+#include "attnlens/probe.hpp"
 
 namespace {
 
@@ -86,6 +87,25 @@ std::string simd_arch() { return attnlens::simd_arch_name(); }
 // Bytes handed out by malloc and not yet freed: the JS leak tests watch it.
 std::size_t heap_in_use() { return mallinfo().uordblks; }
 
+// Benchmarking aids (web/engine/lens.js: ceilingProbe(), lastCallBytes()).
+float ceiling_probe(std::uint32_t iterations) { return attnlens::ceiling_probe(iterations); }
+std::size_t last_call_scratch() { return attnlens::last_call_scratch_bytes(); }
+
+// Index of the first NaN or ±inf among `count` floats at `address`, or -1. Blocks of 256 are
+// scanned without branches (clang vectorises x − x == 0), the offending block one by one.
+int first_non_finite(std::uintptr_t address, std::size_t count) {
+  const float* x = reinterpret_cast<const float*>(address);
+  for (std::size_t begin = 0; begin < count; begin += 256) {
+    const std::size_t end = count - begin < 256 ? count : begin + 256;
+    bool bad = false;
+    for (std::size_t i = begin; i < end; ++i) bad |= !(x[i] - x[i] == 0.0f);
+    if (bad)
+      for (std::size_t i = begin; i < end; ++i)
+        if (!(x[i] - x[i] == 0.0f)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlens) {
@@ -131,4 +151,124 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("multiHead", &multi_head);
   function("simdArch", &simd_arch);
   function("heapInUse", &heap_in_use);
+  function("ceilingProbe", &ceiling_probe);
+  function("lastCallScratch", &last_call_scratch);
+  function("firstNonFinite", &first_non_finite);
 }
+
+#ifdef ATTNLENS_WITH_MODEL
+// ---- USE-lite, for the opt-in module web/dist/attnlens-model.* (web/model/index.js) ----------
+// One model per module instance: the JS layer instantiates a module for each model it loads.
+// Results stay on the heap until the next call; JS copies them out at once.
+#include <memory>
+#include <vector>
+
+#include "attnlens/model/use_lite.hpp"
+
+namespace {
+
+struct LoadedModel {
+  attnlens::model::ModelFile file;  // views into `bytes`
+  attnlens::model::UseLite model;
+  attnlens::model::UseLiteOutput out;
+  std::string token_text;
+  std::vector<std::uint32_t> token_offsets;
+};
+LoadedModel* loaded_model = nullptr;
+
+// On success the model keeps (and reads in place) the `size` malloc'ed bytes at `bytes`; on
+// failure they stay the caller's to free.
+std::string model_load(std::uintptr_t bytes, std::size_t size) {
+  if (loaded_model) return "this module already holds a model";
+  auto m = std::make_unique<LoadedModel>();
+  std::string error = attnlens::model::parse_model_file(span<const std::uint8_t>(bytes, size), m->file);
+  if (error.empty()) error = m->model.load(m->file);
+  if (error.empty()) loaded_model = m.release();
+  return error;
+}
+
+struct ModelInfo {
+  std::size_t max_tokens = attnlens::model::UseLite::max_tokens;
+  std::size_t layers = attnlens::model::UseLite::layer_count;
+  std::size_t heads = attnlens::model::UseLite::heads;
+  std::size_t embedding_size = attnlens::model::UseLite::embedding_size;
+  std::size_t vocab_size = 0;
+};
+
+ModelInfo model_info() {
+  ModelInfo info;
+  if (loaded_model) info.vocab_size = loaded_model->model.tokenizer().size();
+  return info;
+}
+
+// Byte addresses of one call's results (0 when absent).
+struct ModelCall {
+  std::string error;
+  std::size_t tokens = 0, total = 0;
+  bool clipped = false;
+  std::uintptr_t ids = 0, text = 0, offsets = 0, embedding = 0;
+};
+
+// Tokenises the `size` UTF-8 bytes at `text`; with `forward`, also runs the encoder.
+ModelCall model_call(std::uintptr_t text, std::size_t size, bool forward) {
+  ModelCall c;
+  LoadedModel* m = loaded_model;
+  if (!m) {
+    c.error = "no model is loaded";
+    return c;
+  }
+  const std::string_view input(reinterpret_cast<const char*>(text), size);
+  auto& enc = m->out.encoding;
+  if (forward) {
+    c.error = m->model.run(input, m->out);
+    if (!c.error.empty()) return c;
+    c.embedding = reinterpret_cast<std::uintptr_t>(m->out.embedding.data());
+  } else {
+    enc = m->model.tokenizer().encode(input, attnlens::model::UseLite::max_tokens);
+  }
+  m->token_text.clear();
+  m->token_offsets.assign(1, 0);
+  for (const auto& t : enc.tokens) {
+    m->token_text += t;
+    m->token_offsets.push_back(static_cast<std::uint32_t>(m->token_text.size()));
+  }
+  c.tokens = enc.ids.size();
+  c.total = enc.total;
+  c.clipped = enc.clipped;
+  c.ids = reinterpret_cast<std::uintptr_t>(enc.ids.data());
+  c.text = reinterpret_cast<std::uintptr_t>(m->token_text.data());
+  c.offsets = reinterpret_cast<std::uintptr_t>(m->token_offsets.data());
+  return c;
+}
+
+// Layer `layer`'s attention weights [heads, n, n] from the last forward call.
+std::uintptr_t model_attention(std::size_t layer) {
+  if (!loaded_model || layer >= loaded_model->out.attention.size()) return 0;
+  return reinterpret_cast<std::uintptr_t>(loaded_model->out.attention[layer].data());
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens_model) {
+  using namespace emscripten;
+  value_object<ModelInfo>("ModelInfo")
+      .field("maxTokens", &ModelInfo::max_tokens)
+      .field("layers", &ModelInfo::layers)
+      .field("heads", &ModelInfo::heads)
+      .field("embeddingSize", &ModelInfo::embedding_size)
+      .field("vocabSize", &ModelInfo::vocab_size);
+  value_object<ModelCall>("ModelCall")
+      .field("error", &ModelCall::error)
+      .field("tokens", &ModelCall::tokens)
+      .field("total", &ModelCall::total)
+      .field("clipped", &ModelCall::clipped)
+      .field("ids", &ModelCall::ids)
+      .field("text", &ModelCall::text)
+      .field("offsets", &ModelCall::offsets)
+      .field("embedding", &ModelCall::embedding);
+  function("modelLoad", &model_load);
+  function("modelInfo", &model_info);
+  function("modelCall", &model_call);
+  function("modelAttention", &model_attention);
+}
+#endif  // ATTNLENS_WITH_MODEL

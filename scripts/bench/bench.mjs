@@ -1,0 +1,94 @@
+// npm run bench [-- --sizes 128,256 --heads 8 --runs 7 --peers attnlens,ort]
+// One Node process, one run: attnlens (SIMD build, output-only and with weights; the scalar
+// build), onnxruntime-web (WASM EP, one thread, three graphs), TF.js wasm and plain JavaScript on
+// d = 64, float32, inputs uniform in [-1, 1). Every peer is checked against attnlens before it is
+// timed. Prints a Markdown table, the targets, and one JSON line per measurement.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { init } from '../../web/attnlens.js';
+import * as core from './core.js';
+import { buildModels } from './onnx-models.js';
+import { attnlensPeer, ortPeers, plainJsPeer, tfjsPeer } from './peers.js';
+
+/** The contestants named in `wanted`, loaded from node_modules. */
+export async function loadPeers(wanted, { jsMaxN = core.DEFAULTS.jsMaxN } = {}) {
+  const lens = await init();
+  const peers = [
+    attnlensPeer(lens, { id: 'attnlens', label: 'attnlens SIMD, output only', weights: false }),
+    attnlensPeer(lens, { id: 'attnlens-weights', label: 'attnlens SIMD, with weights', weights: true }),
+  ];
+  if (wanted.includes('scalar'))
+    peers.push(attnlensPeer(await init({ simd: false }),
+      { id: 'attnlens-scalar', label: 'attnlens scalar wasm, output only', weights: false }));
+  if (wanted.includes('ort')) {
+    const ort = await import('onnxruntime-web');
+    const cache = new Map();
+    const models = (h, d) => {
+      if (!cache.has(`${h},${d}`)) cache.set(`${h},${d}`, buildModels(h, d));
+      return cache.get(`${h},${d}`);
+    };
+    peers.push(...ortPeers(ort, models));
+  }
+  if (wanted.includes('tfjs')) {
+    const tf = await import('@tensorflow/tfjs-core');
+    const wasm = await import('@tensorflow/tfjs-backend-wasm');
+    tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);  // one thread, like everyone else
+    wasm.setThreadsCount?.(1);
+    if (!(await tf.setBackend('wasm'))) throw new Error('TF.js could not start its wasm backend');
+    await tf.ready();
+    peers.push(tfjsPeer(tf));
+  }
+  if (wanted.includes('js')) peers.push(plainJsPeer({ maxN: jsMaxN }));
+  return { lens, peers };
+}
+
+const NATIVE = path.resolve(path.dirname(fileURLToPath(import.meta.url)),
+  '../../.build/native/attnlens_bench_native');
+
+export function environment() {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  return `Node ${process.versions.node} (V8 ${process.versions.v8}), ${cpu}, ${os.cpus().length} cores, one thread`;
+}
+
+async function main() {
+  const options = core.parseArgs(process.argv.slice(2));
+  if (options.help) {
+    console.log(options.help);
+    return;
+  }
+  const { lens, peers } = await loadPeers(options.peers, options);
+  const env = environment();
+  const log = (s) => console.error(`[bench] ${s}`);
+  log(`${env}; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
+  const ceiling = core.measureCeiling(lens);
+  log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
+  const records = await core.runBenchmark({ ...options, peers, ceiling, log });
+  const after = core.measureCeiling(lens);
+  log(`ceiling again after the run: ${after.gflops.toFixed(1)} GFLOP/s (the table uses the first)`);
+  ceiling.after = after.gflops;
+  console.log(core.formatReport(records, { ceiling, env }));
+  console.log('\nTargets (issue 5):');
+  console.log(core.formatTargets(core.judgeTargets(records)));
+  console.log(`\nwasm heap size at the end: ${(lens.memory().heapSize / 2 ** 20).toFixed(0)} MiB\n`);
+  console.log(core.jsonLines(records, { ceiling, env, runtime: 'node' }));
+  if (options.peers.includes('native')) {
+    if (existsSync(NATIVE)) {
+      log('native build of the same kernels (a separate process, after the above)');
+      console.log(`\n${execFileSync(NATIVE, [String(options.runs), options.sizes.join(','),
+        options.heads.join(',')], { encoding: 'utf8' })}`);
+    } else {
+      log(`no native benchmark at ${NATIVE}: run scripts/build.sh first`);
+    }
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+}

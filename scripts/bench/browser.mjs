@@ -1,0 +1,85 @@
+// npm run bench:browser [-- --sizes 128,256 --heads 8 --runs 7]
+// The benchmark of bench.mjs in headless Chromium (playwright-core, /usr/bin/chromium), plus the
+// frame test: does recomputing n = 512, h = 8 with weights and redrawing an n × n heatmap
+// (putImageData) fit in a 16 ms frame? Files are served from 127.0.0.1 by scripts/serve.mjs; the
+// ONNX graphs are built here with onnx-proto and handed to the page.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { serve } from '../serve.mjs';
+import * as core from './core.js';
+import { buildModels } from './onnx-models.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CHROMIUM_FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+export async function runInBrowser(options, { log = () => {} } = {}) {
+  const models = {};
+  if (options.peers.includes('ort'))
+    for (const h of options.heads) {
+      const m = buildModels(h, options.d);
+      models[`${h},${options.d}`] = Object.fromEntries(
+        Object.entries(m).map(([k, bytes]) => [k, Buffer.from(bytes).toString('base64')]));
+    }
+  // No CSP header: the peers' loaders are not all written for one.
+  const server = await serve({ root: ROOT, port: 0, index: '/scripts/bench/page.html', headers: {} });
+  const profile = await mkdtemp(path.join(os.tmpdir(), 'attnlens-bench-'));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS,
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (m) => log(m.text()));
+    page.on('pageerror', (e) => log(`page error: ${e.message}`));
+    await page.goto(`${server.url}/scripts/bench/page.html`);
+    await page.waitForFunction(() => window.attnlensBenchReady === true, null, { timeout: 60_000 });
+    const result = await page.evaluate(([o, m]) => window.attnlensBench(o, m), [options, models]);
+    result.browser = context.browser()?.version() ?? result.userAgent;
+    return result;
+  } finally {
+    await context?.close();
+    await server.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  const options = core.parseArgs(process.argv.slice(2));
+  if (options.help) {
+    console.log(options.help);
+    return;
+  }
+  options.frame = { n: 512, h: 8, d: options.d, frames: 30 };
+  const log = (s) => console.error(s.startsWith('[bench]') ? s : `[page] ${s}`);
+  log(`[bench] headless Chromium; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
+  const { records, ceiling, frame, userAgent, browser } = await runInBrowser(options, { log });
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const env = `headless Chromium ${browser} (${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? ''}), ${cpu}, ${os.cpus().length} cores, one thread`;
+  console.log(core.formatReport(records, { ceiling, env }));
+  console.log('\nTargets (issue 5):');
+  const judged = core.judgeTargets(records);
+  judged.push({ target: 'n=512 h=8 recompute + redraw ≤ 16 ms', h: 8, n: frame.n, value: frame.medianMs, met: frame.fits });
+  console.log(core.formatTargets(judged.slice(0, -1)));
+  console.log(`${frame.fits ? 'MET    ' : 'NOT MET'}  heatmap frame: recompute n=${frame.n}, h=${frame.h} with weights ` +
+    `+ putImageData of ${frame.n}×${frame.n}: median ${frame.medianMs.toFixed(1)} ms ` +
+    `(attention ${frame.computeMs.toFixed(1)} ms + draw ${frame.drawMs.toFixed(1)} ms; p90 ${frame.p90Ms.toFixed(1)} ms) ` +
+    `vs a 16 ms frame, ${frame.frames} frames`);
+  console.log('');
+  console.log(core.jsonLines(records, { ceiling, env, runtime: 'chromium' }));
+  console.log(JSON.stringify({ kind: 'frame', runtime: 'chromium', env, ...frame }));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+}

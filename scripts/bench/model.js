@@ -1,0 +1,93 @@
+// Benchmark (not a test): USE-lite's cold load and per-sentence run time, in Node and, with
+// --browser, in headless Chromium (Debian's, via playwright-core, served by scripts/serve.mjs).
+//   node scripts/bench/model.js [--browser] [--runs N]
+// Run after scripts/build.sh (needs web/dist/attnlens-model.* and web/dist/use-lite.bin).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const args = process.argv.slice(2);
+const runs = Number(args[args.indexOf('--runs') + 1]) || 30;
+
+const SENTENCES = {
+  short: 'The cat sat on the mat because it was tired.',
+  medium: 'Attention lets every token look at every other token; the weights say how much each one ' +
+    'matters, and a trained model learns where to look: nouns, verbs, the end of the sentence.',
+  // Past the 128-token limit: clipped, so it measures the largest forward pass.
+  long: Array.from({ length: 160 }, (_, i) => ['river', 'quietly', 'numbers', 'jumped'][i % 4]).join(' '),
+};
+
+// Runs in Node and, serialised, in the page: keep it self-contained.
+async function measure(importEngine, runs, sentences, sources) {
+  const now = () => performance.now();
+  const t0 = now();
+  const { init } = await importEngine();
+  const lens = await init();
+  const t1 = now();
+  const loads = {};
+  let model;
+  for (const [name, source] of Object.entries(sources)) {
+    const s = now();
+    model = await lens.loadModel(source);
+    loads[name] = now() - s;
+  }
+  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  const timing = {};
+  for (const [name, text] of Object.entries(sentences)) {
+    const tokens = model.run(text).ids.length;  // warm-up
+    const run = [];
+    const tokenize = [];
+    for (let i = 0; i < runs; i++) {
+      const edited = `${text} ${i}`;  // an edited sentence each time, as when typing
+      let s = now();
+      model.run(edited);
+      run.push(now() - s);
+      s = now();
+      model.tokenize(edited);
+      tokenize.push(now() - s);
+    }
+    timing[name] = { tokens, run: median(run), tokenize: median(tokenize) };
+  }
+  return { engine: t1 - t0, loads, timing };
+}
+
+function report(where, r) {
+  const ms = (x) => `${x.toFixed(1)} ms`;
+  console.log(`${where}: engine init ${ms(r.engine)}`);
+  for (const [name, t] of Object.entries(r.loads)) console.log(`${where}: cold loadModel(${name}) ${ms(t)}`);
+  for (const [name, t] of Object.entries(r.timing))
+    console.log(`${where}: run ${name} (${t.tokens} tokens) median ${ms(t.run)}; tokenize only ${ms(t.tokenize)}`);
+}
+
+const node = await measure(() => import('attnlens'), runs, SENTENCES, {
+  'installed package': undefined,
+  'web/dist/use-lite.bin': path.join(root, 'web/dist/use-lite.bin'),
+});
+report(`node ${process.version}`, node);
+
+if (args.includes('--browser')) {
+  const { serve } = await import('../serve.mjs');
+  const { chromium } = await import('playwright-core');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const server = await serve({ port: 0 });
+  const userDataDir = await mkdtemp(path.join(tmpdir(), 'attnlens-bench-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${server.url}/demo/`);
+    // An expression string: DevTools evaluates it outside the page's CSP (which forbids eval).
+    const result = await page.evaluate(
+      `(${measure})(() => import('/attnlens.js'), ${runs}, ${JSON.stringify(SENTENCES)}, ` +
+      `{ 'web/dist/use-lite.bin': undefined })`);
+    report(`chromium ${context.browser()?.version() ?? ''}`.trim(), result);
+  } finally {
+    await context.close();
+    await rm(userDataDir, { recursive: true, force: true });
+    await server.close();
+  }
+}

@@ -1,0 +1,42 @@
+// Stands in for web/engine/load.js inside the single-file build: the SIMD engine only, its wasm
+// bytes inlined as base64 (no request, nothing to host next to the file).
+import createModule from '../../web/dist/attnlens-simd.mjs';
+import wasmBase64 from 'virtual:attnlens-simd-wasm-base64';
+
+// Same probe as web/engine/load.js: one SIMD128 instruction.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15,
+  253, 98, 11,
+]);
+
+export function simdSupported() {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+export const isNode =
+  typeof process === 'object' && typeof process.versions?.node === 'string' &&
+  typeof window === 'undefined';
+
+function decode(base64) {
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+/** Instantiates the inlined SIMD build (the only one in this file). */
+export async function instantiate(variant) {
+  if (variant !== 'simd')
+    throw new Error(
+      `the single-file build of attnlens contains only the SIMD engine (asked for '${variant}'); ` +
+      'use the package\'s regular entry for the scalar engine or the model add-on');
+  return createModule({
+    print: () => {},
+    printErr: (text) => console.warn(`attnlens: ${text}`),
+    wasmBinary: decode(wasmBase64),
+  });
+}

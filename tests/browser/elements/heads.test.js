@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { startBrowser } from '../support.js';
+import { SENTENCE, assertClean, assertClose, changes, nested, parseSVG, recordChanges, ref, setData } from './helpers.js';
+
+const cells = (page, id = 'heads') => page.evaluate((id) =>
+  [...document.getElementById(id).shadowRoot.querySelectorAll('[role="gridcell"]')]
+    .map((c) => ({ layer: Number(c.dataset.layer), head: Number(c.dataset.head), selected: c.getAttribute('aria-selected') === 'true' })), id);
+
+const detailWeights = (page) => page.evaluate(async () => {
+  const el = document.getElementById('heads');
+  await el.heatmap.updateComplete;
+  return Array.from(el.heatmap.weights);
+});
+
+describe('<attn-heads>', () => {
+  let browser, page;
+  const n = SENTENCE.length, dModel = 8, heads = 4;
+  const x = ref.uniform(n * dModel, 31), wQ = ref.uniform(dModel * dModel, 32), wK = ref.uniform(dModel * dModel, 33);
+  const wV = ref.uniform(dModel * dModel, 34);
+  const want = ref.multiHead(x, { dModel, heads, wQ, wK, wV }).weights;
+  before(async () => {
+    browser = await startBrowser();
+    page = await browser.fixture('<attn-heads id="heads" target="linked"></attn-heads><attn-bars id="linked"></attn-bars>');
+    const json = { tokens: SENTENCE, heads, X: nested(x, n, dModel), W_Q: nested(wQ, dModel, dModel), W_K: nested(wK, dModel, dModel), W_V: nested(wV, dModel, dModel) };
+    assert.equal(await setData(page, 'heads', json), true);
+    assert.equal(await setData(page, 'linked', json), true);
+    await recordChanges(page, 'heads');
+  });
+  after(async () => { await browser?.close(); });
+
+  it('shows one small heatmap per head, computed by the engine\'s multi-head attention', async () => {
+    const c = await cells(page);
+    assert.equal(c.length, heads);
+    assert.deepEqual(c.map((x) => x.selected), [true, false, false, false]);
+    const all = await page.evaluate(() => Array.from(document.getElementById('heads').result.weights[0]));
+    assertClose(all, Array.from(want), 1e-5, 'weights of every head');
+    assertClose(await detailWeights(page), Array.from(want.subarray(0, n * n)), 1e-6, 'head 1 in the detail view');
+    assertClean(page, browser);
+  });
+
+  it('clicking a head opens it in the linked views and fires change', async () => {
+    await page.locator('#heads').locator('[role="gridcell"]').nth(2).click();
+    assert.deepEqual(await page.evaluate(() => [document.getElementById('heads').layer, document.getElementById('heads').head]), [0, 2]);
+    assertClose(await detailWeights(page), Array.from(want.subarray(2 * n * n, 3 * n * n)), 1e-6, 'head 3');
+    assert.equal(await page.evaluate(() => document.getElementById('linked').head), 2);
+    assert.deepEqual((await changes(page)).at(-1), { name: 'head', value: 2, user: true });
+    assert.match(await page.locator('#heads').locator('.detail-title').textContent(), /head 3/);
+  });
+
+  it('arrow keys move between heads and Enter opens one', async () => {
+    await page.locator('#heads').locator('[role="gridcell"][tabindex="0"]').focus();
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.getElementById('heads').head), 3);
+    await page.keyboard.press('Home');
+    await page.keyboard.press(' ');
+    assert.equal(await page.evaluate(() => document.getElementById('heads').head), 0);
+    assertClose(await detailWeights(page), Array.from(want.subarray(0, n * n)), 1e-6, 'head 1 again');
+  });
+
+  it('the query is shared with the detail view both ways', async () => {
+    await page.evaluate(async () => { document.getElementById('heads').query = 7; await document.getElementById('heads').updateComplete; });
+    assert.equal(await page.evaluate(() => document.getElementById('heads').heatmap.query), 7);
+    // Pin a row by clicking the detail heatmap.
+    const box = await page.evaluate(() => {
+      const map = document.getElementById('heads').heatmap;
+      const cell = map.cellBox(3, 0), host = map.getBoundingClientRect();
+      return { x: host.left + cell.x + cell.width / 2, y: host.top + cell.y + cell.height / 2 };
+    });
+    await page.mouse.click(box.x, box.y);
+    assert.equal(await page.evaluate(() => document.getElementById('heads').query), 3);
+    assert.deepEqual((await changes(page)).at(-1), { name: 'query', value: 3, user: true });
+  });
+
+  it('precomputed [layers][heads][n][n] weights give a grid of layers × heads', async () => {
+    const m = 3, layers = 2, hs = 3;
+    const attention = Array.from({ length: layers }, (_, l) => Array.from({ length: hs }, (_, h) =>
+      Array.from({ length: m }, (_, i) => {
+        const row = Array.from({ length: m }, (_, j) => 1 + ((i + j + l + h) % m));
+        const sum = row.reduce((a, b) => a + b);
+        return row.map((w) => w / sum);
+      })));
+    assert.equal(await setData(page, 'heads', { tokens: ['a', 'b', 'c'], attention }), true);
+    const c = await cells(page);
+    assert.equal(c.length, layers * hs);
+    assert.deepEqual(c.map((x) => `${x.layer}/${x.head}`), ['0/0', '0/1', '0/2', '1/0', '1/1', '1/2']);
+    await page.locator('#heads').locator('[role="gridcell"]').nth(5).click();
+    assertClose(await detailWeights(page), attention[1][2].flat(), 1e-6, 'layer 2, head 3');
+    const parsed = await parseSVG(page, await page.evaluate(() => document.getElementById('heads').toSVG()));
+    assert.equal(parsed.ok, true, parsed.error);
+    for (const t of ['a', 'b', 'c']) assert.ok(parsed.title.includes(t));
+    assert.ok(parsed.texts.includes('Layer 2') && parsed.texts.includes('H3'));
+    assertClean(page, browser);
+  });
+});

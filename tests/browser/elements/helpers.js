@@ -1,0 +1,122 @@
+// Shared by the figure tests: test data, the float64 reference in the shapes the figures use,
+// and page-side helpers that read back what a figure drew.
+import assert from 'node:assert/strict';
+
+import * as ref from '../../js/reference.js';
+
+export { ref };
+
+export const SENTENCE = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired', '.'];
+
+/** Nested [rows][cols] from a flat Float32Array (what authors write in JSON). */
+export function nested(flat, rows, cols) {
+  return Array.from({ length: rows }, (_, i) => Array.from(flat.subarray(i * cols, (i + 1) * cols)));
+}
+
+/** Seeded Q, K, V for `tokens` (one head), as flat arrays and as the JSON an author gives. */
+export function vectors(tokens, { dK = 4, dV = dK, seed = 1, spread = 1 } = {}) {
+  const n = tokens.length;
+  const q = ref.uniform(n * dK, seed, -spread, spread), k = ref.uniform(n * dK, seed + 1, -spread, spread);
+  const v = ref.uniform(n * dV, seed + 2);
+  return { n, dK, dV, q, k, v, json: { tokens, Q: nested(q, n, dK), K: nested(k, n, dK), V: nested(v, n, dV) } };
+}
+
+/** Row `i` of the float64 reference weights for the data, with attention options. */
+export function referenceRow(data, i, options = {}) {
+  const { weights } = ref.attention(data.q, data.k, data.v, { dK: data.dK, dV: data.dV, ...options });
+  return Array.from(weights.subarray(i * data.n, (i + 1) * data.n));
+}
+
+export function assertClose(got, want, tolerance, what) {
+  assert.equal(got.length, want.length, `${what}: length`);
+  for (let i = 0; i < want.length; i++)
+    assert.ok(Math.abs(got[i] - want[i]) <= tolerance, `${what}[${i}]: got ${got[i]}, want ${want[i]} (±${tolerance})`);
+}
+
+/** Sets `data` on the element with this id and waits until it is drawn; returns whether it is fine. */
+export function setData(page, id, data) {
+  return page.evaluate(async ([id, data]) => {
+    const el = document.getElementById(id);
+    el.data = data;
+    return el.updateComplete;
+  }, [id, data]);
+}
+
+/** Waits for the element to be defined and drawn. */
+export function ready(page, id) {
+  return page.evaluate(async (id) => {
+    await customElements.whenDefined(document.getElementById(id).localName);
+    return document.getElementById(id).updateComplete;
+  }, id);
+}
+
+/**
+ * Reads an <attn-heatmap>'s canvas at every cell centre and turns the colour back into a weight
+ * with the theme's two colours (--attn-low → --attn-high, linear), independently of the element's
+ * own colour code. Cells whose pixel is far from that line (hatched masks) come back as null.
+ */
+export function readHeatmap(page, id) {
+  return page.evaluate((id) => {
+    const el = document.getElementById(id);
+    const canvas = el.shadowRoot.querySelector('canvas.cells');
+    const { gutter, cell, n } = el.layout;
+    const ratio = canvas.width / (gutter + cell * n);
+    const style = getComputedStyle(el);
+    const rgb = (name) => {
+      const hex = style.getPropertyValue(name).trim().slice(1);
+      return [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    };
+    const low = rgb('--attn-low'), high = rgb('--attn-high');
+    // Read a copy: repeated reads of the figure's own canvas would make Chrome warn.
+    const copy = document.createElement('canvas');
+    copy.width = canvas.width;
+    copy.height = canvas.height;
+    const ctx = copy.getContext('2d', { willReadFrequently: true });
+    ctx.drawImage(canvas, 0, 0);
+    const image = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    const values = [];
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < n; j++) {
+        const x = Math.floor((gutter + j * cell + cell / 2) * ratio), y = Math.floor((gutter + i * cell + cell / 2) * ratio);
+        const at = (y * canvas.width + x) * 4;
+        const px = [image[at], image[at + 1], image[at + 2]];
+        // Project the pixel on the low→high line; off the line means it is not a weight colour.
+        const d = high.map((h, c) => h - low[c]);
+        const t = d.reduce((s, dc, c) => s + dc * (px[c] - low[c]), 0) / d.reduce((s, dc) => s + dc * dc, 0);
+        const off = Math.max(...px.map((p, c) => Math.abs(p - (low[c] + t * d[c]))));
+        values.push(off > 3 ? null : t);
+      }
+    return { n, values };
+  }, id);
+}
+
+/** Parses an SVG string in the page; returns { ok, texts, rects } or the parser's error. */
+export function parseSVG(page, svg) {
+  return page.evaluate((svg) => {
+    const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+    const error = doc.querySelector('parsererror');
+    if (error) return { ok: false, error: error.textContent };
+    return {
+      ok: doc.documentElement.localName === 'svg',
+      texts: [...doc.querySelectorAll('text')].map((t) => t.textContent),
+      title: doc.querySelector('title')?.textContent ?? '',
+      rects: doc.querySelectorAll('rect').length,
+      scripts: doc.querySelectorAll('script, foreignObject').length,
+    };
+  }, svg);
+}
+
+/** Collects `change` events of the element into window.__changes. */
+export function recordChanges(page, id) {
+  return page.evaluate((id) => {
+    window.__changes = [];
+    document.getElementById(id).addEventListener('change', (e) => window.__changes.push(e.detail));
+  }, id);
+}
+
+export const changes = (page) => page.evaluate(() => window.__changes.map(({ name, value, user }) => ({ name, value, user })));
+
+export function assertClean(page, browser) {
+  assert.deepEqual(page.problems, [], 'console errors or failed requests');
+  assert.deepEqual(browser.offHost, [], 'requests that left 127.0.0.1');
+}

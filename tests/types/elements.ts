@@ -1,0 +1,50 @@
+// The figures, `attnlens/elements` (registers all four) and one element on its own.
+import 'attnlens/elements';
+import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
+import type { AttnData, AttnState } from 'attnlens/elements';
+import { AttnHeatmap as SameHeatmap } from 'attnlens/elements/attn-heatmap.js';
+import 'attnlens/elements/attn-bars.js';
+import 'attnlens/elements/attn-pipeline.js';
+import 'attnlens/elements/attn-heads.js';
+import type { Lens } from 'attnlens';
+
+const heatmap: AttnHeatmap = document.createElement('attn-heatmap');
+const same: SameHeatmap = heatmap;
+const bars: AttnBars = document.createElement('attn-bars');
+const pipeline: AttnPipeline = document.createElement('attn-pipeline');
+const heads: AttnHeads = document.createElement('attn-heads');
+const base: AttnElement = heads;
+
+const data: AttnData = { tokens: ['a', 'b'], Q: [[1, 0], [0, 1]], K: [[1, 0], [0, 1]] };
+heatmap.data = data;
+bars.data = { tokens: 'a b', attention: [[1, 0], [0.5, 0.5]] };
+pipeline.data = { tokens: ['a'], X: [[1, 2]], W_Q: [[1, 0], [0, 1]], W_K: [[1, 0], [0, 1]], W_V: [[1, 0], [0, 1]] };
+heatmap.query = 'b';
+heatmap.query = 1;
+heatmap.mask = 'causal padding';
+heatmap.scale = 'auto';
+heatmap.scale = 0.5;
+pipeline.step = 'softmax';
+const state: AttnState = heatmap.state;
+const drawn: Promise<boolean> = heatmap.updateComplete;
+const message: string | null = heatmap.error;
+const svg: string = bars.toSVG();
+const png: Promise<Blob> = bars.toPNG({ pixelRatio: 2 });
+heatmap.addEventListener('change', (event) => { const user: boolean = event.detail.user; });
+heatmap.addEventListener('error', (event) => { const text: string = event.detail.message; });
+const engine: Promise<Lens> = loadEngine();
+const limit: number = MAX_TOKENS;
+try { parseData({ tokens: [] }); } catch (e) { if (e instanceof DataError) e.message; }
+
+// @ts-expect-error not a mask
+heatmap.mask = 'sideways';
+// @ts-expect-error not a step
+pipeline.step = 'boil';
+// @ts-expect-error error is read-only
+heatmap.error = 'no';
+// @ts-expect-error tokens must be text
+heatmap.data = { tokens: [1, 2], Q: [[1]], K: [[1]] };
+// @ts-expect-error weights are read-only
+heatmap.weights = new Float32Array(4);
+
+export { same, base, state, drawn, message, svg, png, engine, limit };

@@ -1,0 +1,46 @@
+// The engine entry, `attnlens`.
+import { init, Lens, simdSupported } from 'attnlens';
+import type { AttentionOptions, AttentionResult, MemoryUse, MultiHeadResult } from 'attnlens';
+
+const lens: Lens = await init();
+const scalar: Promise<Lens> = init({ simd: false });
+const supported: boolean = simdSupported();
+const arch: string = lens.arch;
+const simd: boolean = lens.simd;
+
+const q = new Float32Array(8), k = new Float32Array(12), v = new Float32Array(15);
+const options: AttentionOptions = { dK: 4, dV: 5, heads: 1, causal: true, scale: 0.5, keyMask: new Uint8Array(3) };
+const result: AttentionResult = lens.attention(q, k, v, options);
+const weights: Float32Array = result.weights;
+const output: Float32Array = lens.attention(q, k, v, { dK: 4, dV: 5 }).output;
+const scores: Float32Array = lens.attention(q, k, v, { dK: 4, dV: 5, returnScores: true }).scores;
+const outputOnly = lens.attention(q, k, v, { dK: 4, dV: 5, weights: false });
+const x = new Float32Array(12), w = new Float32Array(16);
+const mh: MultiHeadResult = lens.multiHead(x, { dModel: 4, heads: 2, wQ: w, wK: w, wV: w, wO: w, xKV: x, causal: false });
+const memory: MemoryUse = lens.memory();
+const bytes: number = memory.inUse + memory.heapSize;
+
+// @ts-expect-error without weights the result has only the output
+outputOnly.weights.length;
+// @ts-expect-error dK is required
+lens.attention(q, k, v, {});
+// @ts-expect-error the inputs are Float32Arrays, not plain arrays
+lens.attention([1, 2, 3, 4], k, v, { dK: 4 });
+// @ts-expect-error nor Float64Arrays
+lens.attention(q, new Float64Array(12), v, { dK: 4 });
+// @ts-expect-error causal is a boolean
+lens.attention(q, k, v, { dK: 4, causal: 'yes' });
+// @ts-expect-error a misspelt option
+lens.attention(q, k, v, { dK: 4, casual: true });
+// @ts-expect-error the mask is a Uint8Array
+lens.attention(q, k, v, { dK: 4, keyMask: [1, 1, 0] });
+// @ts-expect-error multiHead needs wQ, wK and wV
+lens.multiHead(x, { dModel: 4, wK: w, wV: w });
+// @ts-expect-error init knows only { simd }
+init({ threads: 4 });
+// @ts-expect-error results are read, not written
+lens.simd = false;
+// @ts-expect-error the engine is created by init(), not new
+new Lens();
+
+export { scalar, supported, arch, simd, weights, output, scores, mh, bytes };

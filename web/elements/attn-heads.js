@@ -1,0 +1,179 @@
+// <attn-heads>: a grid of small heatmaps, one per head (a row per layer). Choosing one (click,
+// tap, or arrow keys + Enter) opens it in the linked heatmap below (which pins rows as bars),
+// and in the element named by the `target` attribute, if any.
+import { AttnHeatmap } from './attn-heatmap.js';
+import { headPattern, isActivation, navigate } from './lib/a11y.js';
+import { AttnElement } from './lib/base.js';
+import { css, hex } from './lib/color.js';
+import { headMatrix, maskMatrix } from './lib/compute.js';
+import { h, sizeCanvas } from './lib/dom.js';
+import { canvasDataURL, svgDocument, tag, text } from './lib/export.js';
+import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
+
+const STYLE = `
+.grid { overflow-x: auto; padding: 3px; }
+.layer { display: flex; gap: 6px; align-items: center; margin-bottom: 6px; width: max-content; }
+.layer-label { width: 4.5em; flex: none; color: var(--attn-muted); }
+.thumb {
+  display: flex; flex-direction: column; align-items: center; gap: 2px; padding: 3px;
+  border: 2px solid transparent; border-radius: 4px; cursor: pointer; color: var(--attn-muted); font-size: 11px;
+}
+.thumb:hover { border-color: var(--attn-line); }
+.thumb[aria-selected="true"] { border-color: var(--attn-accent); color: var(--attn-fg); font-weight: 600; }
+.thumb canvas { display: block; border: 1px solid var(--attn-line); }
+.detail { margin-top: 6px; border-top: 1px solid var(--attn-line); padding-top: 6px; }
+.detail-title { font-weight: 600; }
+attn-heatmap { --attn-padding: 0; }
+attn-heatmap::part(toolbar) { display: none; }
+`;
+
+export class AttnHeads extends AttnElement {
+  static styles = [STYLE];
+  static pickers = false;
+
+  #thumbs = null;
+  #focus = null;  // { layer, head } with the keyboard's tab stop
+
+  setup(body) {
+    this.grid = h('div', { class: 'grid', role: 'grid', 'aria-label': 'Attention heads: arrow keys move, Enter opens one' });
+    this.detailTitle = h('div', { class: 'detail-title' });
+    this.detail = new AttnHeatmap();
+    this.detail.setAttribute('exportparts', 'plot');
+    this.detail.addEventListener('change', (e) => {
+      if (e.detail.name === 'query') this.setState('query', e.detail.value);
+    });
+    this.detail.addEventListener('error', (e) => e.stopPropagation());
+    body.append(this.grid, h('div', { class: 'detail', part: 'detail' }, this.detailTitle, this.detail));
+    this.grid.addEventListener('click', (e) => {
+      const cell = e.target.closest('[role="gridcell"]');
+      if (cell) this.#open(Number(cell.dataset.layer), Number(cell.dataset.head));
+    });
+    this.grid.addEventListener('keydown', (e) => this.#key(e));
+  }
+
+  static defaults = { query: -1 };
+
+  /** The heatmap that shows the chosen head. */
+  get heatmap() {
+    return this.detail;
+  }
+
+  render(result) {
+    const { n, layers, heads } = result;
+    const theme = this.theme;
+    const width = this.body.clientWidth || 600;
+    const size = Math.max(36, Math.min(96, Math.floor((width - 70 - heads * 14) / heads)));
+    const key = `${size}`;
+    if (this.#thumbs?.result !== result || this.#thumbs.theme !== theme || this.#thumbs.key !== key) {
+      const masked = maskMatrix(result.masks, n);
+      const mask = maskLayer(masked, n);
+      this.grid.replaceChildren(...Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
+        h('span', { class: 'layer-label', role: 'rowheader' }, `Layer ${l + 1}`),
+        Array.from({ length: heads }, (_, hd) => {
+          const weights = headMatrix(result, l, hd);
+          const canvas = h('canvas', { 'aria-hidden': 'true' });
+          const ctx = sizeCanvas(canvas, size, size);
+          drawMatrix(ctx, { cells: cellsLayer(weights, n, theme.scale, masked), mask, x: 0, y: 0, size, theme, ratio: globalThis.devicePixelRatio || 1 });
+          return h('div', {
+            class: 'thumb', role: 'gridcell', 'data-layer': l, 'data-head': hd,
+            'aria-label': `Layer ${l + 1}, head ${hd + 1}: ${headPattern(weights, n)}`,
+          }, canvas, h('span', {}, `H${hd + 1}`));
+        }))));
+      this.#thumbs = { result, theme, key };
+    }
+    this.#select();
+    this.#openDetail(result);
+  }
+
+  stateChanged(name) {
+    if (name === 'query') {
+      this.detail.query = this.query;
+      return false;
+    }
+    return true;
+  }
+
+  #cells() {
+    return [...this.grid.querySelectorAll('[role="gridcell"]')];
+  }
+
+  #select() {
+    const f = this.#focus ?? { layer: this.layer, head: this.head };
+    for (const cell of this.#cells()) {
+      const l = Number(cell.dataset.layer), hd = Number(cell.dataset.head);
+      cell.setAttribute('aria-selected', String(l === this.layer && hd === this.head));
+      cell.tabIndex = l === f.layer && hd === f.head ? 0 : -1;
+    }
+  }
+
+  #openDetail(result) {
+    const { n, tokens } = result;
+    this.detailTitle.textContent = `Layer ${this.layer + 1}, head ${this.head + 1}`;
+    const matrix = headMatrix(result, this.layer, this.head);
+    if (this.detail.shownMatrix !== matrix) {
+      this.detail.shownMatrix = matrix;
+      this.detail.mask = this.mask;  // draws the same masks (the weights already have them)
+      this.detail.data = { tokens, attention: matrix, keyMask: result.masks.keyMask ?? undefined };
+    }
+    this.detail.query = this.query;
+  }
+
+  #open(layer, head) {
+    this.#focus = { layer, head };
+    this.setState('layer', layer);
+    this.setState('head', head);
+    this.#select();
+    const target = this.getAttribute('target');
+    const linked = target && this.getRootNode().getElementById?.(target);
+    if (linked) {
+      linked.layer = layer;
+      linked.head = head;
+    }
+    this.say(`Opened layer ${layer + 1}, head ${head + 1}.`);
+  }
+
+  #key(event) {
+    const { layers, heads } = this.result ?? {};
+    if (!layers) return;
+    const f = this.#focus ?? { layer: this.layer, head: this.head };
+    if (isActivation(event)) {
+      event.preventDefault();
+      this.#open(f.layer, f.head);
+      return;
+    }
+    const to = navigate(event.key, f.layer * heads + f.head, layers * heads, { columns: heads, page: 1 });
+    if (to === null) return;
+    event.preventDefault();
+    this.#focus = { layer: Math.floor(to / heads), head: to % heads };
+    this.#select();
+    this.#cells()[to].focus();
+  }
+
+  svg(result, theme) {
+    const { n, layers, heads } = result;
+    const size = 72, gap = 10, left = 64, top = 10;
+    const masked = maskMatrix(result.masks, n), mask = maskLayer(masked, n);
+    const parts = [];
+    for (let l = 0; l < layers; l++) {
+      const y = top + l * (size + 26);
+      parts.push(text({ x: 6, y: y + size / 2, 'font-size': 11, fill: hex(theme.muted) }, `Layer ${l + 1}`));
+      for (let hd = 0; hd < heads; hd++) {
+        const x = left + hd * (size + gap);
+        const canvas = document.createElement('canvas');
+        canvas.width = size * 2;
+        canvas.height = size * 2;
+        drawMatrix(canvas.getContext('2d'), { cells: cellsLayer(headMatrix(result, l, hd), n, theme.scale, masked), mask, x: 0, y: 0, size: size * 2, theme });
+        const chosen = l === this.layer && hd === this.head;
+        parts.push(tag('image', { x, y, width: size, height: size, href: canvasDataURL(canvas) }),
+          tag('rect', { x: x - 1, y: y - 1, width: size + 2, height: size + 2, fill: 'none', stroke: css(chosen ? theme.accent : theme.line), 'stroke-width': chosen ? 2 : 1 }),
+          text({ x: x + size / 2, y: y + size + 14, 'text-anchor': 'middle', 'font-size': 11, fill: hex(theme.fg) }, `H${hd + 1}`));
+      }
+    }
+    return svgDocument({
+      width: left + heads * (size + gap) + 6, height: top + layers * (size + 26) + 4, theme, body: parts.join(''),
+      title: `Attention of ${n} tokens, ${layers} layer(s) × ${heads} head(s): ${result.tokens.join(' ').slice(0, 4000)}`,
+    });
+  }
+}
+
+if (globalThis.customElements && !customElements.get('attn-heads')) customElements.define('attn-heads', AttnHeads);

@@ -1,0 +1,16 @@
+// attnlens figures: importing the module registers <attn-bars>, <attn-heatmap>, <attn-pipeline>
+// and <attn-heads>.
+export { AttnBars } from './attn-bars.js';
+export { AttnHeatmap } from './attn-heatmap.js';
+export { AttnPipeline } from './attn-pipeline.js';
+export { AttnHeads } from './attn-heads.js';
+export { AttnElement, loadEngine } from './lib/base.js';
+export type {
+  AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, Mask, ModelData,
+  Numbers, ProjectionData, Scale, Step, VectorData,
+} from './lib/base.js';
+
+export declare class DataError extends Error {}
+export declare const MAX_TOKENS: number;
+/** Checks data as a figure would (throws DataError with a readable message). */
+export declare function parseData(input: unknown, options?: { maxTokens?: number }): Readonly<Record<string, unknown>>;

@@ -1,0 +1,148 @@
+// Types shared by the attnlens figures. Hand-written; see ../SCHEMA.md for the data format.
+import type { Lens } from '../../attnlens.js';
+
+/** A list of numbers, nested lists of numbers, or a typed array. */
+export type Numbers = ArrayLike<number> | Numbers[];
+
+interface CommonData {
+  /** The tokens, in order (a string is split at whitespace). At most 4096 (a figure may show fewer). */
+  tokens: string[] | string;
+  /** One entry per token: 1 keeps the key, 0 marks padding. Used by mask="padding". */
+  keyMask?: ArrayLike<number | boolean>;
+  /** Default mask is causal (when the `mask` attribute is not set). */
+  causal?: boolean;
+}
+
+/** Tokens with Q, K, V: the engine computes softmax(scale·QKᵀ + mask)·V. */
+export interface VectorData extends CommonData {
+  /** [n][dK], [heads][n][dK], [n][heads·dK] (split per head), or flat [heads·n·dK] with dK. */
+  Q: Numbers;
+  K: Numbers;
+  /** Like Q with width dV; when missing, K stands in (weights do not depend on V). */
+  V?: Numbers;
+  dK?: number;
+  dV?: number;
+  /** Default 1. */
+  heads?: number;
+}
+
+/** Tokens with embeddings X and projections: the engine's multiHead (Q = X·W_Q + b_Q, …). */
+export interface ProjectionData extends CommonData {
+  /** [n][dModel]. */
+  X: Numbers;
+  W_Q: Numbers;
+  W_K: Numbers;
+  W_V: Numbers;
+  W_O?: Numbers;
+  b_Q?: Numbers; b_K?: Numbers; b_V?: Numbers; b_O?: Numbers;
+  /** Must divide dModel; default 1. */
+  heads?: number;
+}
+
+/** Precomputed weights, e.g. PyTorch's output_attentions with the batch dimension removed. */
+export interface AttentionData extends CommonData {
+  /** [layers][heads][n][n], [heads][n][n], [n][n], or flat [heads·n·n] with `heads`. Values in [0, 1]. */
+  attention: Numbers;
+  heads?: number;
+}
+
+/** A model run by the attnlens model add-on (when the build has it). */
+export interface ModelData {
+  model: string;
+  text: string;
+}
+
+export type AttnData = VectorData | ProjectionData | AttentionData | ModelData;
+
+export type Step = 'scores' | 'scale' | 'mask' | 'softmax' | 'weights' | 'output';
+export type Mask = 'none' | 'causal' | 'padding' | 'causal padding';
+export type Scale = 'auto' | 'none' | number;
+
+export interface AttnState {
+  layer: number;
+  head: number;
+  /** Query token index (−1: none, for the heatmap's pinned row). */
+  query: number;
+  step: Step;
+  scale: Scale;
+  temperature: number;
+  mask: Mask;
+}
+
+export interface AttnChangeDetail<K extends keyof AttnState = keyof AttnState> {
+  name: K;
+  value: AttnState[K];
+  /** True when the reader changed it (click, key), false when script or an attribute did. */
+  user: boolean;
+}
+
+export interface AttnErrorDetail {
+  message: string;
+  error: unknown;
+}
+
+export interface AttnMasks {
+  causal: boolean;
+  keyMask: Uint8Array | null;
+}
+
+export interface AttnResult {
+  tokens: string[];
+  n: number;
+  layers: number;
+  heads: number;
+  masks: AttnMasks;
+  /** Per layer, [heads, n, n] row-major. */
+  weights: Float32Array[] | Float32Array;
+  /** scale / temperature as used by the softmax; null for precomputed weights. */
+  scale: number | null;
+}
+
+export interface AttnElementEventMap extends Omit<HTMLElementEventMap, 'error' | 'change'> {
+  change: CustomEvent<AttnChangeDetail>;
+  error: CustomEvent<AttnErrorDetail>;
+  render: Event;
+}
+
+export declare class AttnElement extends HTMLElement {
+  /** The data as assigned (null: read from src, a child JSON script, or attributes). */
+  get data(): AttnData | null | undefined;
+  set data(value: AttnData | null | undefined);
+  layer: number;
+  head: number;
+  /** Set a token index, or a token's text (the first token with that text). */
+  get query(): number;
+  set query(value: number | string);
+  step: Step;
+  scale: Scale;
+  temperature: number;
+  mask: Mask;
+  /** All of the state at once. */
+  readonly state: AttnState;
+  /** Resolves once everything asked so far is drawn: true, or false in the error state. */
+  readonly updateComplete: Promise<boolean>;
+  readonly lens: Lens | null;
+  readonly tokens: string[] | null;
+  readonly layers: number;
+  readonly heads: number;
+  /** The error message shown, or null. */
+  readonly error: string | null;
+  readonly result: AttnResult | null;
+  /** The current layer and head's n×n weights (rows are queries). */
+  readonly weights: Float32Array | null;
+  readonly effectiveScale: number | null;
+  /** Whether cell (query i, key j) is masked out. */
+  isMasked(i: number, j: number): boolean;
+  /** The figure as a standalone SVG document. */
+  toSVG(): string;
+  /** The figure as a PNG (rasterised from the SVG; pixelRatio default 2). */
+  toPNG(options?: { pixelRatio?: number }): Promise<Blob>;
+  /** Redraw, e.g. after changing --attn-* custom properties from script. */
+  redraw(): void;
+  addEventListener<K extends keyof AttnElementEventMap>(type: K, listener: (this: this, ev: AttnElementEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;
+}
+
+/** The engine every figure on the page shares (loaded on first use). */
+export declare function loadEngine(): Promise<Lens>;
+export declare const STEPS: readonly Step[];

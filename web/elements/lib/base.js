@@ -1,0 +1,425 @@
+// What every figure shares: the shadow root and its styles, the data life cycle (read source →
+// check → compute with the engine → draw), the state (layer, head, query, step, scale,
+// temperature, mask) as attributes and properties with `change` events, the error state, the
+// layer/head pickers and the SVG/PNG export. Subclasses implement setup(), render() and svg().
+import { init } from '../../attnlens.js';
+import { announce } from './a11y.js';
+import { computeWeights, headMatrix, isMasked, runModel } from './compute.js';
+import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
+import { h } from './dom.js';
+import { download, svgToPNG } from './export.js';
+import { baseCSS, sheet } from './styles.js';
+import { SOURCE_ATTRIBUTES, readSource } from './source.js';
+import { DEFAULTS, STATE, STEPS } from './state.js';
+import { readTheme, watchColorScheme } from './theme.js';
+
+export { STEPS };
+
+// Importing in Node (types, server rendering of the page around it) must not throw.
+const HTMLElementBase = globalThis.HTMLElement ?? class {};
+
+let engine = null;
+/** The engine, loaded once for every figure on the page. */
+export const loadEngine = () => (engine ??= init().catch((error) => { engine = null; throw error; }));
+
+const LOAD = 2, COMPUTE = 1, VIEW = 0, NOTHING = -1;
+
+export class AttnElement extends HTMLElementBase {
+  /** The most tokens this figure shows. */
+  static maxTokens = MAX_TOKENS;
+  /** Per-figure state defaults (e.g. the heatmap starts with no pinned row: query −1). */
+  static defaults = {};
+  /** Whether the toolbar offers layer/head pickers when the data has several. */
+  static pickers = true;
+  /** States whose change means computing again, beyond scale/temperature/mask. */
+  static recomputeOn = [];
+
+  static get observedAttributes() {
+    return [...Object.keys(STATE), ...SOURCE_ATTRIBUTES, 'theme'];
+  }
+
+  #state = {};
+  #queryText = null;     // query given as a token's text, resolved when the tokens are known
+  #dataProperty;         // what was assigned to .data (undefined: read the source from the DOM)
+  #data = null;          // checked data
+  #result = null;        // computed attention
+  #error = null;
+  #lens = null;
+  #need = NOTHING;
+  #loop = null;
+  #reflecting = false;
+  #connected = false;
+  #abort = null;
+  #theme = null;
+  #cleanup = [];
+  #width = 0;
+
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: 'open' });
+    root.adoptedStyleSheets = [sheet(baseCSS), ...this.constructor.styles.map(sheet)];
+    this.controls = h('span', { class: 'controls' });
+    this.layerPicker = h('select', { 'aria-label': 'Layer' });
+    this.headPicker = h('select', { 'aria-label': 'Head' });
+    this.layerPicker.addEventListener('change', () => this.#userSet('layer', Number(this.layerPicker.value)));
+    this.headPicker.addEventListener('change', () => this.#userSet('head', Number(this.headPicker.value)));
+    this.layerLabel = h('label', { hidden: true }, 'Layer', this.layerPicker);
+    this.headLabel = h('label', { hidden: true }, 'Head', this.headPicker);
+    const exportButton = (kind) => h('button', {
+      type: 'button', class: `export-${kind}`, 'aria-label': `Download the figure as ${kind.toUpperCase()}`,
+      onclick: () => this.#download(kind),
+    }, kind.toUpperCase());
+    this.toolbar = h('div', { class: 'toolbar', part: 'toolbar' },
+      this.controls, this.layerLabel, this.headLabel, h('span', { class: 'spacer' }),
+      exportButton('svg'), exportButton('png'));
+    this.statusBox = h('div', { class: 'status', role: 'status' }, 'Loading…');
+    this.errorBox = h('div', { class: 'error', role: 'alert', part: 'error', hidden: true });
+    this.body = h('div', { class: 'body', part: 'body', hidden: true });
+    this.live = h('div', { class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true' });
+    root.append(h('div', { class: 'frame', part: 'frame' },
+      this.toolbar, this.statusBox, this.errorBox, this.body, this.live));
+    this.setup(this.body);
+  }
+
+  // ——— life cycle ———
+
+  connectedCallback() {
+    this.#connected = true;
+    this.#cleanup.push(watchColorScheme(() => this.redraw()));
+    const resize = new ResizeObserver(() => {
+      const width = this.body.clientWidth || this.clientWidth;
+      if (Math.abs(width - this.#width) >= 1 && this.#result) requestAnimationFrame(() => this.#request(VIEW));
+    });
+    resize.observe(this);
+    const children = new MutationObserver(() => this.#dataProperty === undefined && this.#request(LOAD));
+    children.observe(this, { childList: true, subtree: true, characterData: true });
+    this.#cleanup.push(() => resize.disconnect(), () => children.disconnect());
+    this.#request(this.#data ? COMPUTE : LOAD);
+  }
+
+  disconnectedCallback() {
+    this.#connected = false;
+    for (const stop of this.#cleanup.splice(0)) stop();
+    this.stop?.();
+  }
+
+  attributeChangedCallback(name, old, value) {
+    if (this.#reflecting || old === value) return;
+    if (name === 'theme') return this.redraw();
+    if (name in STATE) {
+      try {
+        this.#set(name, value === null ? undefined : STATE[name].parse(value));
+      } catch (error) {
+        this.#reportError(error);
+      }
+      return;
+    }
+    if (this.#dataProperty === undefined) this.#request(LOAD);
+  }
+
+  // ——— data ———
+
+  /** The data as given (property, or read from src/JSON/attributes); set it to replace the source. */
+  get data() {
+    return this.#dataProperty;
+  }
+  set data(value) {
+    this.#dataProperty = value === null ? undefined : value;
+    this.#request(LOAD);
+  }
+
+  /** Resolves (to true, or false when the figure shows an error) once everything asked is drawn. */
+  get updateComplete() {
+    return (async () => {
+      while (this.#loop) await this.#loop;
+      return this.#error === null;
+    })();
+  }
+
+  /** The engine in use (null until a figure with vectors has loaded it). */
+  get lens() { return this.#lens; }
+  /** The tokens shown, or null. */
+  get tokens() { return this.#result?.tokens ?? null; }
+  /** Layers and heads in the data (0 before data). */
+  get layers() { return this.#result?.layers ?? 0; }
+  get heads() { return this.#result?.heads ?? 0; }
+  /** The message shown in the error state, or null. */
+  get error() { return this.#error; }
+  /** The computed result (see compute.js): tokens, n, weights per layer, masks, scale… */
+  get result() { return this.#result; }
+
+  /** The current layer and head's n×n weights (rows = queries), or null. */
+  get weights() {
+    const r = this.#result;
+    return r?.weights ? headMatrix(r, this.layer, this.head) : null;
+  }
+
+  /** Whether cell (query i, key j) is masked out in the current picture. */
+  isMasked(i, j) {
+    return this.#result ? isMasked(this.#result.masks, i, j) : false;
+  }
+
+  /** The effective scale the softmax used (scale/temperature), or null for precomputed weights. */
+  get effectiveScale() { return this.#result?.scale ?? null; }
+
+  /** Redraws (e.g. after the page changed the --attn-* custom properties). */
+  redraw() {
+    this.#theme = null;
+    if (this.#result) this.#request(VIEW);
+  }
+
+  get theme() {
+    return (this.#theme ??= readTheme(this));
+  }
+
+  // ——— state ———
+
+  get state() {
+    return Object.fromEntries(Object.keys(STATE).map((k) => [k, this[k]]));
+  }
+
+  #default(name) {
+    if (name === 'mask') {
+      const d = this.#data;
+      if (!d) return 'none';
+      return [d.causal && 'causal', d.keyMask && 'padding'].filter(Boolean).join(' ') || 'none';
+    }
+    return this.constructor.defaults[name] ?? DEFAULTS[name];
+  }
+
+  #get(name) {
+    return this.#state[name] ?? this.#default(name);
+  }
+
+  // Keeps a state value inside what the data has (after data or layer changes).
+  #clamp(name, value) {
+    const r = this.#result;
+    if (!r) return value;
+    if (name === 'layer') return Math.min(value, r.layers - 1);
+    if (name === 'head') return Math.min(value, r.heads - 1);
+    if (name === 'query') return Math.max(this.constructor.defaults.query === -1 ? -1 : 0, Math.min(value, r.n - 1));
+    return value;
+  }
+
+  // The index of the first token with this text (or the default when none has it).
+  #findToken(text) {
+    const found = this.#result.tokens.findIndex((t) => t.trim() === text.trim());
+    return found >= 0 ? found : this.#default('query');
+  }
+
+  // A query given as text before the tokens were known.
+  #resolveQuery() {
+    if (this.#queryText === null || !this.#result) return;
+    this.#state.query = this.#findToken(this.#queryText);
+    this.#queryText = null;
+  }
+
+  // Sets a state value (undefined = back to the default); redraws, reflects and fires `change`.
+  #set(name, value, { reflect = false, user = false } = {}) {
+    if (name === 'query') {
+      this.#queryText = null;
+      if (typeof value === 'string') {
+        if (!this.#result) {
+          this.#queryText = value;
+          return;
+        }
+        value = this.#findToken(value);
+      }
+    }
+    const before = this.#get(name);
+    if (value === undefined) delete this.#state[name];
+    else this.#state[name] = this.#clamp(name, value);
+    const after = this.#get(name);
+    if (reflect) {
+      this.#reflecting = true;
+      if (value === undefined) this.removeAttribute(name);
+      else this.setAttribute(name, String(after));
+      this.#reflecting = false;
+    }
+    if (before === after) return;
+    const recompute = STATE[name].recompute || this.constructor.recomputeOn.includes(name);
+    if (this.#result) {
+      if (recompute) this.#request(COMPUTE);
+      else this.stateChanged(name, after, before) === false || this.#request(VIEW);
+    }
+    if (this.#connected)
+      this.dispatchEvent(new CustomEvent('change', { bubbles: true, detail: { name, value: after, user } }));
+  }
+
+  /** Sets state from the user's interaction (reflects to the attribute). */
+  #userSet(name, value) {
+    this.#set(name, value, { reflect: true, user: true });
+  }
+
+  /** For subclasses: change state as the user did (click, key). */
+  setState(name, value) {
+    this.#userSet(name, value);
+  }
+
+  // ——— the update loop: load → compute → render, coalesced ———
+
+  #request(level) {
+    this.#need = Math.max(this.#need, level);
+    this.#loop ??= this.#run().finally(() => { this.#loop = null; });
+  }
+
+  async #run() {
+    await null;  // batch what the caller sets in the same task
+    while (this.#need !== NOTHING) {
+      if (!this.#connected) { this.#need = NOTHING; break; }
+      const level = this.#need;
+      this.#need = NOTHING;
+      try {
+        if (level >= LOAD && !(await this.#load())) continue;
+        if (!this.#data) continue;
+        if (level >= COMPUTE) {
+          if (this.#data.kind !== 'attention') this.#lens ??= await loadEngine();
+          if (this.#need >= LOAD) continue;
+          this.#result = this.compute(this.#lens, this.#data, this.state);
+          for (const name of ['layer', 'head', 'query']) if (name in this.#state) this.#state[name] = this.#clamp(name, this.#state[name]);
+          this.#resolveQuery();
+        }
+        if (!this.#result) continue;
+        this.#showBody();
+        this.#width = this.body.clientWidth;
+        this.#renderPickers();
+        this.render(this.#result);
+        this.dispatchEvent(new Event('render'));
+      } catch (error) {
+        if (error?.name === 'AbortError') continue;
+        this.#result = null;
+        this.#fail(error);
+      }
+    }
+  }
+
+  // Reads and checks the data; false when superseded or empty.
+  async #load() {
+    this.#abort?.abort();
+    const abort = (this.#abort = new AbortController());
+    this.#data = null;
+    this.#result = null;
+    this.#status('Loading…');
+    const raw = await readSource(this, this.#dataProperty, abort.signal);
+    if (abort.signal.aborted || this.#need >= LOAD) return false;
+    if (raw === null || raw === undefined) {
+      this.#status('No data yet: give tokens with Q, K, V, or precomputed attention.');
+      return false;
+    }
+    const maxTokens = this.constructor.maxTokens;
+    let data = parseData(raw, { maxTokens });
+    if (data.kind === 'model') {
+      this.#lens ??= await loadEngine();
+      data = await runModel(this.#lens, data, (tokens) => parseTokens(tokens, maxTokens));
+    }
+    if (abort.signal.aborted || this.#need >= LOAD) return false;
+    this.#data = data;
+    this.#need = Math.max(this.#need, COMPUTE);
+    return true;
+  }
+
+  #status(text) {
+    this.statusBox.textContent = text;
+    this.statusBox.hidden = false;
+    this.body.hidden = true;
+    this.toolbar.hidden = true;
+    this.errorBox.hidden = true;
+    this.#error = null;
+  }
+
+  #showBody() {
+    this.statusBox.hidden = true;
+    this.errorBox.hidden = true;
+    this.body.hidden = false;
+    this.toolbar.hidden = false;
+    this.#error = null;
+  }
+
+  #fail(error) {
+    const message = error instanceof DataError || error instanceof RangeError || error instanceof TypeError
+      ? error.message : `${error?.message ?? error}`;
+    this.#error = message;
+    this.errorBox.textContent = `${this.localName}: ${message}`;
+    this.errorBox.hidden = false;
+    this.statusBox.hidden = true;
+    this.body.hidden = true;
+    this.toolbar.hidden = true;
+    this.stop?.();
+    this.#reportError(error, message);
+  }
+
+  #reportError(error, message = error.message) {
+    this.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message, error } }));
+  }
+
+  #renderPickers() {
+    const r = this.#result;
+    const fill = (select, label, count, value, name) => {
+      const show = this.constructor.pickers && count > 1;
+      label.hidden = !show;
+      if (!show) return;
+      if (select.options.length !== count)
+        select.replaceChildren(...Array.from({ length: count }, (_, i) => h('option', { value: i }, `${name} ${i + 1}`)));
+      select.value = String(value);
+    };
+    fill(this.layerPicker, this.layerLabel, r.layers, this.layer, 'Layer');
+    fill(this.headPicker, this.headLabel, r.heads, this.head, 'Head');
+  }
+
+  /** Tells screen readers (polite live region). */
+  say(text) {
+    announce(this.live, text);
+  }
+
+  // ——— export ———
+
+  /** The current figure as a standalone SVG document (a string). */
+  toSVG() {
+    if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
+    return this.svg(this.#result, readTheme(this));
+  }
+
+  /** The current figure as a PNG image (rasterised from the SVG). */
+  async toPNG(options) {
+    return svgToPNG(this.toSVG(), options);
+  }
+
+  async #download(kind) {
+    try {
+      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' }) : await this.toPNG();
+      download(blob, `${this.localName}.${kind}`);
+    } catch (error) {
+      this.#reportError(error);
+    }
+  }
+
+  // ——— for subclasses ———
+
+  static styles = [];
+  /** Builds the figure's DOM inside `body` (once). */
+  setup() {}
+  /** Computes what the figure draws (default: weights for every layer/head). */
+  compute(lens, data, state) {
+    return computeWeights(lens, data, state);
+  }
+  /** Draws `result` with the current state. */
+  render() {}
+  /** A state changed that needs no recomputation; return false to skip the full render. */
+  stateChanged() {}
+  /** The figure as SVG text. */
+  svg() { return ''; }
+
+  // layer, head, query, step, scale, temperature, mask as properties (setting one reflects it).
+  static {
+    for (const name of Object.keys(STATE)) {
+      Object.defineProperty(this.prototype, name, {
+        configurable: true, enumerable: true,
+        get() { return this.#get(name); },
+        set(value) {
+          this.#set(name, value === undefined || value === null && name !== 'query' ? undefined : STATE[name].parse(value),
+            { reflect: true });
+        },
+      });
+    }
+  }
+}

@@ -1,0 +1,172 @@
+// From checked data and the figure's state (scale, temperature, mask) to attention weights.
+// Vectors go through the wasm engine; precomputed weights are re-weighted in JavaScript (a
+// temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
+// over the kept keys), since there are no scores to recompute.
+import { paddingGuess } from './data.js';
+
+/** 'auto' → 1/√d, 'none' → 1, or the number itself; divided by the temperature. */
+export function effectiveScale(scale, temperature, d) {
+  const base = scale === 'auto' ? 1 / Math.sqrt(d) : scale === 'none' ? 1 : scale;
+  return base / temperature;
+}
+
+/** The masks to apply: { causal, keyMask } from the mask state ('none', 'causal', 'padding', 'causal padding'). */
+export function masksFor(data, mask) {
+  const words = new Set(mask.split(' '));
+  const keyMask = words.has('padding') ? data.keyMask ?? paddingGuess(data.tokens) : null;
+  return { causal: words.has('causal'), keyMask };
+}
+
+/** Whether cell (i, j) is masked out. */
+export function isMasked(masks, i, j) {
+  return (masks.causal && j > i) || (masks.keyMask !== null && masks.keyMask[j] === 0);
+}
+
+/** Masked cells of an n×n matrix as 1s (for drawing), or null when nothing is masked. */
+export function maskMatrix(masks, n) {
+  if (!masks.causal && !masks.keyMask) return null;
+  const out = new Uint8Array(n * n);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) out[i * n + j] = isMasked(masks, i, j) ? 1 : 0;
+  return out;
+}
+
+function reweight(weights, n, heads, temperature, masks) {
+  if (temperature === 1 && !masks.causal && !masks.keyMask) return weights;
+  const out = new Float32Array(weights.length);
+  const power = 1 / temperature;
+  for (let r = 0; r < heads * n; r++) {
+    const i = r % n, row = r * n;
+    let sum = 0;
+    for (let j = 0; j < n; j++) {
+      const w = weights[row + j];
+      const x = isMasked(masks, i, j) || w === 0 ? 0 : power === 1 ? w : w ** power;
+      out[row + j] = x;
+      sum += x;
+    }
+    if (sum > 0) for (let j = 0; j < n; j++) out[row + j] /= sum;
+  }
+  return out;
+}
+
+/**
+ * Attention weights for every layer and head: { tokens, n, layers, heads, weights: [layer]
+ * Float32Array[heads·n·n], masks, scale (the effective factor, or null for precomputed weights),
+ * d (the per-head width, or null) }. `state` = { scale, temperature, mask }.
+ */
+export function computeWeights(lens, data, state) {
+  const { n } = data;
+  const masks = masksFor(data, state.mask);
+  const base = { tokens: data.tokens, n, masks, kind: data.kind };
+  if (data.kind === 'attention') {
+    return { ...base, layers: data.layers, heads: data.heads, scale: null, d: null,
+      weights: data.weights.map((w) => reweight(w, n, data.heads, state.temperature, masks)) };
+  }
+  if (data.kind === 'vectors') {
+    const scale = effectiveScale(state.scale, state.temperature, data.dK);
+    const { weights } = lens.attention(data.q, data.k, data.v, {
+      dK: data.dK, dV: data.dV, heads: data.heads, causal: masks.causal, scale,
+      keyMask: masks.keyMask,
+    });
+    return { ...base, layers: 1, heads: data.heads, scale, d: data.dK, weights: [weights] };
+  }
+  // projections
+  const d = data.dModel / data.heads;
+  const scale = effectiveScale(state.scale, state.temperature, d);
+  const { weights } = lens.multiHead(data.x, {
+    dModel: data.dModel, heads: data.heads, wQ: data.wQ, wK: data.wK, wV: data.wV, wO: data.wO,
+    bQ: data.bQ, bK: data.bK, bV: data.bV, bO: data.bO, causal: masks.causal, scale,
+    keyMask: masks.keyMask,
+  });
+  return { ...base, layers: 1, heads: data.heads, scale, d, weights: [weights] };
+}
+
+/** One head's n×n matrix (a view, not a copy). */
+export function headMatrix(result, layer, head) {
+  const nn = result.n * result.n;
+  return result.weights[layer].subarray(head * nn, (head + 1) * nn);
+}
+
+// y[n, out] = x[n, in]·w[in, out] + b, columns `from`…`from + width` of the output only.
+function project(x, n, dModel, w, b, from, width) {
+  const y = new Float32Array(n * width);
+  for (let i = 0; i < n; i++)
+    for (let o = 0; o < width; o++) {
+      let acc = b ? b[from + o] : 0;
+      for (let c = 0; c < dModel; c++) acc += x[i * dModel + c] * w[c * dModel + from + o];
+      y[i * width + o] = acc;
+    }
+  return y;
+}
+
+/** One head's Q, K, V as [n, d] rows: sliced from vectors, or projected from X·W. */
+export function headVectors(data, head) {
+  const { n } = data;
+  if (data.kind === 'vectors') {
+    const { dK, dV } = data;
+    return {
+      dK, dV,
+      q: data.q.subarray(head * n * dK, (head + 1) * n * dK),
+      k: data.k.subarray(head * n * dK, (head + 1) * n * dK),
+      v: data.v.subarray(head * n * dV, (head + 1) * n * dV),
+    };
+  }
+  const d = data.dModel / data.heads, from = head * d;
+  return {
+    dK: d, dV: d,
+    q: project(data.x, n, data.dModel, data.wQ, data.bQ, from, d),
+    k: project(data.x, n, data.dModel, data.wK, data.bK, from, d),
+    v: project(data.x, n, data.dModel, data.wV, data.bV, from, d),
+  };
+}
+
+/**
+ * Every step of one head's attention, for the pipeline figure: scores QKᵀ, scaled scores,
+ * masked scores (−Infinity where masked), exp(s − row max), weights A (from the engine), and
+ * the output A·V (from the engine).
+ */
+export function computeSteps(lens, data, state, head) {
+  const { n } = data;
+  const { q, k, v, dK, dV } = headVectors(data, head);
+  const masks = masksFor(data, state.mask);
+  const scale = effectiveScale(state.scale, state.temperature, dK);
+  const engine = lens.attention(q, k, v, {
+    dK, dV, causal: masks.causal, scale, keyMask: masks.keyMask, returnScores: true,
+  });
+  const scaled = engine.scores.map((s) => s * scale);
+  const masked = scaled.map((s, c) => (isMasked(masks, Math.floor(c / n), c % n) ? -Infinity : s));
+  const exp = new Float32Array(n * n), sums = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    let max = -Infinity;
+    for (let j = 0; j < n; j++) max = Math.max(max, masked[i * n + j]);
+    for (let j = 0; j < n; j++) {
+      const e = max === -Infinity ? 0 : Math.exp(masked[i * n + j] - max);
+      exp[i * n + j] = e;
+      sums[i] += e;
+    }
+  }
+  return {
+    tokens: data.tokens, n, dK, dV, scale, masks, q, k, v,
+    scores: engine.scores, scaled, masked, exp, sums, weights: engine.weights, output: engine.output,
+  };
+}
+
+/**
+ * A model run by the model add-on (`lens.loadModel`, web/model/): `model` is "use-lite" (the
+ * model shipped next to the engine) or the same-site URL of a model file. The add-on returns
+ * { tokens, layers: [{ heads, attention: Float32Array[heads·n·n] }] }; this turns it into
+ * precomputed-attention data. The only place that knows the add-on's shape.
+ */
+export async function runModel(lens, { model, text }, parseTokens) {
+  if (typeof lens.loadModel !== 'function')
+    throw new Error(`model="${model}" needs the attnlens model add-on, which is not part of this build`);
+  const loaded = await lens.loadModel(model === 'use-lite' ? undefined : model);
+  const run = await loaded.run(text);
+  // SentencePiece marks a word start with ▁; show the word itself.
+  const tokens = parseTokens(run.tokens.map((t) => (t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
+  const heads = run.layers[0]?.heads ?? 0;
+  return Object.freeze({
+    kind: 'attention', tokens, n: tokens.length, keyMask: null, causal: false,
+    layers: run.layers.length, heads, weights: run.layers.map((layer) => layer.attention),
+  });
+}

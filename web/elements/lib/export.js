@@ -1,0 +1,92 @@
+// Exporting a figure: SVG markup built as text (every token escaped, never parsed as markup),
+// PNG by rasterising that SVG, and downloads through blob: URLs. No network.
+import { css, hex } from './color.js';
+
+const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text made safe for SVG/XML content and attribute values (control characters dropped). */
+export function esc(value) {
+  return String(value)
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')  // not allowed in XML
+    .replace(/[&<>"']/g, (c) => ENTITIES[c]);
+}
+
+const round = (x) => (Number.isInteger(x) ? x : Math.round(x * 100) / 100);
+
+/** `<name a="…">children</name>`; attribute values are escaped, children are markup. */
+export function tag(name, attrs = {}, ...children) {
+  let out = `<${name}`;
+  for (const [key, value] of Object.entries(attrs))
+    if (value !== undefined && value !== null && value !== false)
+      out += ` ${key}="${esc(typeof value === 'number' ? round(value) : value)}"`;
+  const body = children.flat(Infinity).join('');
+  return body ? `${out}>${body}</${name}>` : `${out}/>`;
+}
+
+/** A text element whose content is `value` as text. */
+export const text = (attrs, value) => tag('text', attrs, esc(value));
+
+/** The tokens a figure draws, cut to `max` characters with an ellipsis. */
+export const clip = (token, max) => (token.length > max ? `${token.slice(0, max - 1)}…` : token);
+
+/** A hatch pattern definition (masked cells) in the theme's mask colours. */
+export function hatchDef(id, theme) {
+  return tag('pattern', { id, width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
+    tag('rect', { width: 6, height: 6, fill: hex(theme.maskBg) }),
+    tag('line', { x1: 0, y1: 0, x2: 0, y2: 6, stroke: hex(theme.maskLine), 'stroke-width': 2 }));
+}
+
+/** A horizontal colour legend 0 … 1 (and a “masked” swatch) at (x, y). */
+export function legendSVG(theme, x, y, { masked = false, hatchId = 'attn-hatch' } = {}) {
+  const w = 120, h = 10;
+  const font = { 'font-size': 11, fill: hex(theme.muted) };
+  return tag('g', { transform: `translate(${x} ${y})` },
+    tag('defs', {}, tag('linearGradient', { id: 'attn-legend' },
+      tag('stop', { offset: 0, 'stop-color': hex(theme.low) }),
+      tag('stop', { offset: 1, 'stop-color': hex(theme.high) }))),
+    text({ x: 0, y: h, ...font }, '0'),
+    tag('rect', { x: 12, y: 0, width: w, height: h, fill: 'url(#attn-legend)', stroke: hex(theme.line) }),
+    text({ x: w + 16, y: h, ...font }, '1'),
+    masked ? [tag('rect', { x: w + 34, y: 0, width: h, height: h, fill: `url(#${hatchId})`, stroke: hex(theme.line) }),
+      text({ x: w + 34 + h + 4, y: h, ...font }, 'masked')] : []);
+}
+
+/** A complete standalone SVG document. */
+export function svgDocument({ width, height, title, theme, body }) {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${tag('svg', {
+    xmlns: 'http://www.w3.org/2000/svg', width: Math.ceil(width), height: Math.ceil(height),
+    viewBox: `0 0 ${Math.ceil(width)} ${Math.ceil(height)}`, role: 'img',
+    'font-family': 'system-ui, -apple-system, Segoe UI, sans-serif',
+  }, tag('title', {}, esc(title)), tag('rect', { width: '100%', height: '100%', fill: css(theme.bg) }), body)}`;
+}
+
+/** Rasterises an SVG document (a string) to a PNG Blob at `pixelRatio` (default 2). */
+export async function svgToPNG(svg, { pixelRatio = 2 } = {}) {
+  const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
+  try {
+    const image = new Image();
+    image.src = url;
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = Math.max(1, Math.round(image.naturalWidth * pixelRatio));
+    canvas.height = Math.max(1, Math.round(image.naturalHeight * pixelRatio));
+    canvas.getContext('2d').drawImage(image, 0, 0, canvas.width, canvas.height);
+    return await new Promise((resolve, reject) =>
+      canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('PNG encoding failed'))), 'image/png'));
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+/** A canvas as a data: URL to embed in an SVG <image>. */
+export const canvasDataURL = (canvas) => canvas.toDataURL('image/png');
+
+/** Saves a Blob under `filename` through a temporary blob: link. */
+export function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -1,0 +1,147 @@
+// Universal Sentence Encoder lite (Google, Apache-2.0) run by our C++ engine: real attention from
+// a real pretrained model, offline. Imported on demand by lens.loadModel(), so that the default
+// `attnlens` import stays small.
+//   const model = await lens.loadModel();            // Node: the installed model package
+//   const r = model.run('The cat sat on the mat.');  // tokens, ids, layers[l].attention, embedding
+import { CallBuffers, formatBytes } from '../engine/heap.js';
+import { instantiate, simdSupported } from '../engine/load.js';
+import * as check from '../engine/validate.js';
+import { ModelFormatError } from './pack.js';
+import { cacheKey, modelBytes } from './source.js';
+
+export { ModelFormatError };
+
+/** Longest text accepted, in UTF-16 code units (the model reads at most 128 tokens anyway). */
+export const MAX_TEXT_LENGTH = 1_000_000;
+
+const cache = new Map();
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+/**
+ * Loads the model once per source (the default and URLs are cached; buffers are not).
+ * `options.onProgress({ stage, loaded, total })` reports 'download' bytes, then 'initialise',
+ * then 'ready'.
+ */
+export function loadModel(source, options) {
+  const o = check.options('options', options, ['onProgress']);
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
+    throw new TypeError(`options.onProgress must be a function (got ${check.describe(o.onProgress)})`);
+  const report = (stage, loaded, total) => {
+    try {
+      o.onProgress?.({ stage, loaded, total });
+    } catch (e) {
+      console.warn('attnlens: onProgress threw', e);
+    }
+  };
+  const key = cacheKey(source);
+  if (key !== null && cache.has(key)) {
+    const cached = cache.get(key);
+    cached.then(() => report('ready', 1, 1), () => {});
+    return cached;
+  }
+  const pending = load(source, report);
+  if (key !== null) {
+    cache.set(key, pending);
+    pending.catch(() => cache.delete(key));  // a failed load may be retried
+  }
+  return pending;
+}
+
+async function load(source, report) {
+  if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
+  const modulePromise = instantiate('model');
+  modulePromise.catch(() => {});  // awaited below; avoid an unhandled rejection meanwhile
+  const bytes = await modelBytes(source, (loaded, total) => report('download', loaded, total));
+  report('initialise', 0, 1);
+  const module = await modulePromise;
+  const buffers = new CallBuffers(module, { file: bytes.byteLength }, `the ${formatBytes(bytes.byteLength)} model`);
+  module.HEAPU8.set(bytes, buffers.address.file);
+  const error = module.modelLoad(buffers.address.file, bytes.byteLength);
+  if (error) {
+    buffers.free();
+    throw new ModelFormatError(error);
+  }
+  // The module now owns the file's bytes: the weights are read in place.
+  const model = new UseLiteModel(module);
+  report('ready', 1, 1);
+  return model;
+}
+
+export class UseLiteModel {
+  #module;
+
+  constructor(module) {
+    this.#module = module;
+    const info = module.modelInfo();
+    /** What this model is: name, limits and sizes. */
+    this.info = Object.freeze({
+      name: 'use-lite',
+      description: 'Universal Sentence Encoder lite (Google), a 2-layer transformer encoder; Apache-2.0',
+      maxTokens: info.maxTokens,
+      layers: info.layers,
+      heads: info.heads,
+      embeddingSize: info.embeddingSize,
+      vocabSize: info.vocabSize,
+    });
+    Object.freeze(this);
+  }
+
+  /**
+   * Tokenises and encodes `text`: { tokens, ids, layers: [{ heads, attention }], embedding,
+   * clipped, totalTokens }. attention is [heads, n, n], row i = where token i looks.
+   */
+  run(text) {
+    const call = this.#call('run', text, true);
+    const m = this.#module;
+    const { heads, embeddingSize, layers } = this.info;
+    const n = call.tokens;
+    const result = this.#tokens(call);
+    result.layers = [];
+    for (let l = 0; l < layers; l++) {
+      const at = m.modelAttention(l) / 4;
+      result.layers.push({ heads, attention: m.HEAPF32.slice(at, at + heads * n * n) });
+    }
+    result.embedding = m.HEAPF32.slice(call.embedding / 4, call.embedding / 4 + embeddingSize);
+    return result;
+  }
+
+  /** The tokenizer alone: { tokens, ids, clipped, totalTokens }. */
+  tokenize(text) {
+    return this.#tokens(this.#call('tokenize', text, false));
+  }
+
+  #call(method, text, forward) {
+    if (typeof text !== 'string')
+      throw new TypeError(`model.${method}(text): text must be a string (got ${check.describe(text)})`);
+    if (text.length === 0)
+      throw new RangeError(`model.${method}(text): text is empty; the model needs at least one token`);
+    if (text.length > MAX_TEXT_LENGTH)
+      throw new RangeError(
+        `model.${method}(text): text has ${text.length} characters, more than the ` +
+        `${MAX_TEXT_LENGTH} accepted (the model reads only its first ${this.info.maxTokens} tokens)`);
+    const bytes = utf8.encode(text);
+    // Scratch: the tokenizer's lattice (~48 bytes per byte of text) and one forward pass.
+    const buffers = new CallBuffers(this.#module, { text: bytes.byteLength }, `model.${method}(text)`,
+      48 * bytes.byteLength + (forward ? 8 << 20 : 0));
+    try {
+      buffers.write('text', bytes);
+      const call = this.#module.modelCall(buffers.address.text, bytes.byteLength, forward);
+      if (call.error) throw new RangeError(`model.${method}(text): ${call.error}`);
+      return call;
+    } finally {
+      buffers.free();
+    }
+  }
+
+  #tokens(call) {
+    const m = this.#module;
+    const n = call.tokens;
+    const ids = m.HEAP32.slice(call.ids / 4, call.ids / 4 + n);
+    const offsets = m.HEAPU32.subarray(call.offsets / 4, call.offsets / 4 + n + 1);
+    const tokens = new Array(n);
+    for (let i = 0; i < n; i++)
+      tokens[i] = utf8Decoder.decode(m.HEAPU8.subarray(call.text + offsets[i], call.text + offsets[i + 1]));
+    return { tokens, ids, clipped: call.clipped, totalTokens: call.total };
+  }
+}
