@@ -15,8 +15,11 @@ namespace attnlens {
 
 float default_scale(std::size_t d_k) { return 1.0f / std::sqrt(static_cast<float>(d_k)); }
 
-std::string check_attention(const AttentionShape& s, const AttentionInputs& in,
-                            const AttentionOptions& options, const AttentionOutputs& out) {
+namespace {
+
+// Shape, inputs and options: everything that does not depend on the caller's result buffers.
+std::string check_inputs(const AttentionShape& s, const AttentionInputs& in,
+                         const AttentionOptions& options) {
   for (auto [name, value] : {std::pair{"heads", s.heads}, {"n_q", s.n_q}, {"n_k", s.n_k},
                              {"d_k", s.d_k}, {"d_v", s.d_v}})
     if (auto m = checks::positive(name, value); !m.empty()) return m;
@@ -29,25 +32,34 @@ std::string check_attention(const AttentionShape& s, const AttentionInputs& in,
   if (auto m = checks::length("q", in.q.size, nq_dk, "heads*n_q*d_k"); !m.empty()) return m;
   if (auto m = checks::length("k", in.k.size, nk_dk, "heads*n_k*d_k"); !m.empty()) return m;
   if (auto m = checks::length("v", in.v.size, nk_dv, "heads*n_k*d_v"); !m.empty()) return m;
-  if (auto m = checks::length("output", out.output.size, nq_dv, "heads*n_q*d_v"); !m.empty())
-    return m;
-  if (!out.weights.empty())
-    if (auto m = checks::length("weights", out.weights.size, nq_nk, "heads*n_q*n_k"); !m.empty())
-      return m;
-  if (!out.scores.empty())
-    if (auto m = checks::length("scores", out.scores.size, nq_nk, "heads*n_q*n_k"); !m.empty())
-      return m;
   if (!options.key_mask.empty())
     if (auto m = checks::length("key_mask", options.key_mask.size, s.n_k, "n_k"); !m.empty())
       return m;
   if (options.scale)
     if (auto m = checks::scale(*options.scale); !m.empty()) return m;
-  if (!in.q.data || !in.k.data || !in.v.data || !out.output.data)
-    return "q, k, v and output must not be null";
-  for (auto [name, buffer] : {std::pair{"weights", out.weights}, {"scores", out.scores}})
+  if (!in.q.data || !in.k.data || !in.v.data) return "q, k and v must not be null";
+  return checks::not_null("key_mask", options.key_mask);
+}
+
+std::string check_outputs(const AttentionShape& s, const AttentionOutputs& out) {
+  const std::size_t nq_dv = s.heads * s.n_q * s.d_v, nq_nk = s.heads * s.n_q * s.n_k;
+  if (auto m = checks::length("output", out.output.size, nq_dv, "heads*n_q*d_v"); !m.empty())
+    return m;
+  if (!out.output.data) return "output must not be null";
+  for (auto [name, buffer] : {std::pair{"weights", out.weights}, {"scores", out.scores}}) {
+    if (buffer.empty()) continue;
+    if (auto m = checks::length(name, buffer.size, nq_nk, "heads*n_q*n_k"); !m.empty()) return m;
     if (auto m = checks::not_null(name, buffer); !m.empty()) return m;
-  if (auto m = checks::not_null("key_mask", options.key_mask); !m.empty()) return m;
+  }
   return {};
+}
+
+}  // namespace
+
+std::string check_attention(const AttentionShape& s, const AttentionInputs& in,
+                            const AttentionOptions& options, const AttentionOutputs& out) {
+  if (auto m = check_inputs(s, in, options); !m.empty()) return m;
+  return check_outputs(s, out);  // products are known not to overflow here
 }
 
 namespace {
@@ -91,7 +103,7 @@ template <class Arch>
 void attention_heads(const AttentionShape& s, const AttentionInputs& in, const Call& c,
                      const AttentionOutputs& out) {
   using B = kernels::blocking<Arch>;
-  constexpr std::size_t W = B::W, Bq = B::Bq, Bk = B::Bk;
+  constexpr std::size_t Bq = B::Bq, Bk = B::Bk;
   using kernels::Accumulate;
   using kernels::round_up;
   const bool two_pass = !out.weights.empty() || !out.scores.empty();
@@ -217,7 +229,6 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
       }
     }
   }
-  (void)W;
 }
 
 }  // namespace
@@ -240,10 +251,11 @@ void attention(const AttentionShape& shape, const AttentionInputs& in,
 
 AttentionResult attention(const AttentionShape& shape, const AttentionInputs& in,
                           const AttentionOptions& options, bool return_scores, Kernel kernel) {
+  // Validate before sizing the results: a huge shape with short inputs is an Error, not bad_alloc.
+  throw_if(check_inputs(shape, in, options));
   AttentionResult r;
-  const std::size_t nn = checks::product(shape.heads, shape.n_q, shape.n_k);
-  const std::size_t no = checks::product(shape.heads, shape.n_q, shape.d_v);
-  if (!nn || !no) throw_if(check_attention(shape, in, options, {}));
+  const std::size_t nn = shape.heads * shape.n_q * shape.n_k;
+  const std::size_t no = shape.heads * shape.n_q * shape.d_v;
   r.output.resize(no);
   r.weights.resize(nn);
   if (return_scores) r.scores.resize(nn);

@@ -7,6 +7,11 @@ namespace attnlens {
 
 void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b,
             float* c, const float* bias, Kernel kernel) {
+  if (k == 0) {  // an empty sum: C is the bias (or 0), and A and B may be null
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) c[i * n + j] = bias ? bias[j] : 0.0f;
+    return;
+  }
   dispatch(kernel, [&](auto arch) {
     kernels::gemm<decltype(arch)>(m, n, k, a, k, b, n, c, n, bias);
   });

@@ -66,7 +66,7 @@ async function main() {
   log(`${env}; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
   const ceiling = core.measureCeiling(lens);
   log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
-  const records = await core.runBenchmark({ ...options, peers, ceiling, log });
+  const records = await core.runBenchmark({ ...options, peers, ceiling, lens, log });
   const after = core.measureCeiling(lens);
   log(`ceiling again after the run: ${after.gflops.toFixed(1)} GFLOP/s (the table uses the first)`);
   ceiling.after = after.gflops;

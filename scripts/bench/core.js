@@ -81,7 +81,7 @@ export function measureCeiling(lens, { runs = 15, iterations = 2e6, warmupMs = 3
  * per (h, n, peer).
  */
 export async function runBenchmark({ peers, sizes, heads, runs, d, tolerance = DEFAULTS.tolerance,
-                                     ceiling, warmupMs = 250, log = () => {} }) {
+                                     ceiling, lens, warmupMs = 250, log = () => {} }) {
   const records = [];
   for (const h of heads)
     for (const n of sizes) {
@@ -126,20 +126,30 @@ export async function runBenchmark({ peers, sizes, heads, runs, d, tolerance = D
         x.batch = Math.max(1, Math.min(100, Math.ceil(5 / Math.max(last, 0.01))));
         x.rec.callsPerSample = x.batch;
       }
-      for (let r = 0; r < runs; r++)
+      // The ceiling probe takes its turn in every round too, so that each size's "% of ceiling"
+      // compares with the machine as it was while that size ran (other load comes and goes).
+      const probe = [];
+      for (let r = 0; r < runs; r++) {
         for (const x of live) {
           const t0 = now();
           for (let b = 0; b < x.batch; b++) await x.p.run();
           x.times.push((now() - t0) / x.batch);
           if (x.p.memory) x.memory = x.p.memory();  // read before another peer's call
         }
+        if (lens) probe.push(lens.ceilingProbe(ceiling?.iterations ?? 2e6).gflops);
+      }
+      const localCeiling = probe.length ? median(probe) : undefined;
       for (const { p, rec, heads, times, memory } of live) {
         const scaleUp = h / heads;  // plain JS above maxN: one head timed
         rec.runs = times.length;
         rec.ms = median(times) * scaleUp;
         rec.msMin = Math.min(...times) * scaleUp;
         rec.gflops = flops / rec.ms / 1e6;
-        if (ceiling) rec.pctCeiling = (100 * rec.gflops) / ceiling.gflops;
+        if (localCeiling) {
+          rec.ceilingSameRounds = localCeiling;
+          rec.pctCeiling = (100 * rec.gflops) / localCeiling;
+        }
+        if (ceiling) rec.pctBestCeiling = (100 * rec.gflops) / ceiling.gflops;
         if (memory !== undefined) rec.heapBytesPerCall = memory;
         if (heads !== h) rec.extrapolated = true;
         p.dispose?.();
@@ -162,24 +172,28 @@ export function formatReport(records, { ceiling, env }) {
   lines.push(`attnlens benchmark — ${env}`);
   if (ceiling)
     lines.push(`SIMD128 ceiling (12 f32x4 mul+add chains, best of ${ceiling.runs} after warm-up): ` +
-      `${ceiling.gflops.toFixed(1)} GFLOP/s (median ${ceiling.median.toFixed(1)}, min ${ceiling.min.toFixed(1)})`);
+      `${ceiling.gflops.toFixed(1)} GFLOP/s (median ${ceiling.median.toFixed(1)}, min ${ceiling.min.toFixed(1)}).`,
+    '"% ceiling" divides by the probe\'s median over the same rounds as the figure (it runs once per',
+    'round, after the contestants), so that load from other processes affects both alike; "% best" divides',
+    'by the best probe result above.');
   lines.push('FLOPs counted as 4·h·n²·d (d = 64); times are medians of timed samples after warm-up, each call',
     'including copying inputs in and outputs out (a sample averages back-to-back calls when one is',
     'under 5 ms); ×ours = peer time ÷ attnlens output-only time;',
     'heap/call = the wasm heap a call of ours needs at its peak (its buffers + engine scratch).', '');
-  lines.push('| h | n | contestant | ms | GFLOP/s | % ceiling | ×ours | heap/call | note |');
-  lines.push('|---:|---:|---|---:|---:|---:|---:|---:|---|');
+  lines.push('| h | n | contestant | ms | GFLOP/s | % ceiling | % best | ×ours | heap/call | note |');
+  lines.push('|---:|---:|---|---:|---:|---:|---:|---:|---:|---|');
+  const pct = (x) => (x ? fmt(x, 0) + ' %' : '–');
   for (const r of records)
     lines.push(`| ${r.h} | ${r.n} | ${r.label} | ${r.ms ? fmt(r.ms) : '–'} | ${r.ms ? fmt(r.gflops, 1) : '–'} | ` +
-      `${r.pctCeiling ? fmt(r.pctCeiling, 0) + ' %' : '–'} | ${r.oursSpeedup ? fmt(r.oursSpeedup, 1) + '×' : ''} | ` +
+      `${pct(r.pctCeiling)} | ${pct(r.pctBestCeiling)} | ${r.oursSpeedup ? fmt(r.oursSpeedup, 1) + '×' : ''} | ` +
       `${mib(r.heapBytesPerCall)} | ${r.error ?? r.note ?? ''} |`);
 
   lines.push('', 'Summary (attnlens output-only vs the best onnxruntime-web variant, plain JS, the ceiling):', '');
-  lines.push('| h | n | attnlens ms | GFLOP/s | % ceiling | + weights ms | best ORT ms (variant) | ×ORT | ×TF.js | ×plain JS | ×scalar | heap/call (+ weights) |');
+  lines.push('| h | n | attnlens ms | GFLOP/s | % ceiling (best) | + weights ms | best ORT ms (variant) | ×ORT | ×TF.js | ×plain JS | ×scalar | heap/call (+ weights) |');
   lines.push('|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
   for (const s of summarize(records))
     lines.push(`| ${s.h} | ${s.n} | ${fmt(s.ours?.ms)} | ${fmt(s.ours?.gflops, 1)} | ` +
-      `${s.ours?.pctCeiling ? fmt(s.ours.pctCeiling, 0) + ' %' : '–'} | ${fmt(s.weights?.ms)} | ` +
+      `${pct(s.ours?.pctCeiling)} (${pct(s.ours?.pctBestCeiling)}) | ${fmt(s.weights?.ms)} | ` +
       `${s.ort ? `${fmt(s.ort.ms)} (${s.ort.peer.replace('ort-', '')})` : '–'} | ${fmt(s.vsOrt, 1)} | ` +
       `${fmt(s.vsTfjs, 1)} | ${fmt(s.vsJs, 0)} | ${fmt(s.vsScalar, 1)} | ` +
       `${mib(s.ours?.heapBytesPerCall)}${s.weights ? ` (${mib(s.weights.heapBytesPerCall)})` : ''} |`);

@@ -78,7 +78,7 @@ window.attnlensBench = async (options, models) => {
   const log = (s) => console.log(`[bench] ${s}`);
   const ceiling = core.measureCeiling(lens);
   log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
-  const records = options.sizes.length ? await core.runBenchmark({ ...options, peers, ceiling, log }) : [];
+  const records = options.sizes.length ? await core.runBenchmark({ ...options, peers, ceiling, lens, log }) : [];
   const frame = frameTest(lens, options.frame);
   status('done');
   return { records, ceiling, frame, userAgent: navigator.userAgent };

@@ -142,8 +142,10 @@ TEST_CASE("streaming output matches the float64 reference and the two-pass path"
         double want_sum = 0;
         for (std::size_t j = 0; j < s.n_k; ++j) want_sum += want.weights[r * s.n_k + j];
         if (want_sum != 0) continue;
-        for (std::size_t p = 0; p < s.d_v; ++p)
-          bad_zero_rows += stream.output[r * s.d_v + p] != 0.0f || full.output[r * s.d_v + p] != 0.0f;
+        for (std::size_t p = 0; p < s.d_v; ++p) {
+          const std::size_t at = r * s.d_v + p;
+          bad_zero_rows += stream.output[at] != 0.0f || full.output[at] != 0.0f;
+        }
       }
       CHECK(bad_zero_rows == 0);
     }

@@ -105,7 +105,8 @@ ATTNLENS_NOINLINE void pack_keys(const float* k, std::size_t n, std::size_t d, f
 // `count` rows of Q [count, d] → Qᵀ [d][Bq], the columns past count zero; W × W blocks are
 // transposed in registers.
 template <class Arch, std::size_t Bq>
-ATTNLENS_NOINLINE void pack_queries_t(const float* q, std::size_t count, std::size_t d, float* out) {
+ATTNLENS_NOINLINE void pack_queries_t(const float* q, std::size_t count, std::size_t d,
+                                      float* out) {
   using V = vec<Arch>;
   constexpr std::size_t W = V::width;
   std::size_t i = 0;
@@ -130,7 +131,8 @@ ATTNLENS_NOINLINE void pack_queries_t(const float* q, std::size_t count, std::si
 }
 
 // V [n, d] → [n, dp] with dp ≥ d whole tiles, the extra columns zero.
-ATTNLENS_NOINLINE inline void pack_values(const float* v, std::size_t n, std::size_t d, std::size_t dp, float* out) {
+ATTNLENS_NOINLINE inline void pack_values(const float* v, std::size_t n, std::size_t d,
+                                          std::size_t dp, float* out) {
   for (std::size_t j = 0; j < n; ++j) {
     std::size_t c = 0;
     for (; c < d; ++c) out[j * dp + c] = v[j * d + c];
@@ -171,8 +173,8 @@ ATTNLENS_NOINLINE void qk_tile(std::size_t d, const float* kp, const float* qt, 
 // computed and ignored) for the first `queries` columns (a multiple of query_cols). With colmax,
 // also its running column max over the block's real keys.
 template <class Arch>
-ATTNLENS_NOINLINE void qk_block(std::size_t keys, std::size_t queries, std::size_t d, const float* kp,
-              const float* qt, float* st, float* colmax) {
+ATTNLENS_NOINLINE void qk_block(std::size_t keys, std::size_t queries, std::size_t d,
+                                const float* kp, const float* qt, float* st, float* colmax) {
   using B = blocking<Arch>;
   ATTNLENS_OUT_OF_LINE(qk_tile<Arch, B::MK, B::NQ, B::Bq>);
   std::size_t j = 0;
@@ -230,8 +232,9 @@ ATTNLENS_NOINLINE void pv_tile(std::size_t keys, const float* pt, const float* v
 // O[queries][dp] ⟵ mode(O) + P̃[keys][Bq]ᵀ · V[keys][dp] (dp whole value tiles, V row stride
 // dp; queries a multiple of MQ).
 template <class Arch>
-ATTNLENS_NOINLINE void pv_block(std::size_t keys, std::size_t queries, std::size_t dp, const float* pt,
-              const float* v, float* o, const float* alpha, Accumulate mode) {
+ATTNLENS_NOINLINE void pv_block(std::size_t keys, std::size_t queries, std::size_t dp,
+                                const float* pt, const float* v, float* o, const float* alpha,
+                                Accumulate mode) {
   using B = blocking<Arch>;
   ATTNLENS_OUT_OF_LINE(pv_tile<Arch, B::MQ, B::NV, B::Bq>);
   for (std::size_t i = 0; i < queries; i += B::MQ)
@@ -244,8 +247,8 @@ ATTNLENS_NOINLINE void pv_block(std::size_t keys, std::size_t queries, std::size
 // or −inf per key) and, when causal, keys after the query (key first_key + j vs query
 // first_query + i). Only called on blocks that have something to mask.
 template <class Arch>
-ATTNLENS_NOINLINE void mask_block(float* st, std::size_t keys, const float* key_bias, bool causal,
-                std::size_t first_key, std::size_t first_query) {
+ATTNLENS_NOINLINE void mask_block(float* st, std::size_t keys, const float* key_bias,
+                                  bool causal, std::size_t first_key, std::size_t first_query) {
   using V = vec<Arch>;
   using B = blocking<Arch>;
   constexpr std::size_t W = V::width;
@@ -266,7 +269,8 @@ ATTNLENS_NOINLINE void mask_block(float* st, std::size_t keys, const float* key_
 // The column-wise passes below treat the first `queries` columns (a multiple of the width).
 // Column-wise running max over a block: m[i] ← max(m[i], max_j S̃[j][i]).
 template <class Arch>
-ATTNLENS_NOINLINE void block_max(const float* st, std::size_t keys, std::size_t queries, float* m) {
+ATTNLENS_NOINLINE void block_max(const float* st, std::size_t keys, std::size_t queries,
+                                 float* m) {
   using V = vec<Arch>;
   using B = blocking<Arch>;
   constexpr std::size_t W = V::width;
@@ -294,7 +298,8 @@ inline typename vec<Arch>::type safe_shift(typename vec<Arch>::type m) {
 
 // P̃[j][i] ← exp(scale·(S̃[j][i] − shift_i)) in place; sum[i] += Σ_j P̃[j][i].
 template <class Arch>
-ATTNLENS_NOINLINE void exp_block(float* st, std::size_t keys, std::size_t queries, const float* m, float scale, float* sum) {
+ATTNLENS_NOINLINE void exp_block(float* st, std::size_t keys, std::size_t queries,
+                                 const float* m, float scale, float* sum) {
   using V = vec<Arch>;
   using B = blocking<Arch>;
   constexpr std::size_t W = V::width;
@@ -316,8 +321,9 @@ ATTNLENS_NOINLINE void exp_block(float* st, std::size_t keys, std::size_t querie
 // colmax, or block_max after masking). α = exp(scale·(m − m_new)) rescales the output
 // accumulated so far, P̃ = exp(scale·(S̃ − m_new)) in place, l ← α·l + Σ P̃, m ← m_new.
 template <class Arch>
-ATTNLENS_NOINLINE void online_softmax_block(float* st, std::size_t keys, std::size_t queries, float scale, float* m,
-                          const float* m_new, float* l, float* alpha) {
+ATTNLENS_NOINLINE void online_softmax_block(float* st, std::size_t keys, std::size_t queries,
+                                            float scale, float* m, const float* m_new, float* l,
+                                            float* alpha) {
   using V = vec<Arch>;
   using B = blocking<Arch>;
   constexpr std::size_t W = V::width;
@@ -342,7 +348,8 @@ ATTNLENS_NOINLINE void online_softmax_block(float* st, std::size_t keys, std::si
 
 // P̃[j][i] ← P̃[j][i]·f[i]: normalises a block of columns.
 template <class Arch>
-ATTNLENS_NOINLINE void scale_columns(float* st, std::size_t keys, std::size_t queries, const float* f) {
+ATTNLENS_NOINLINE void scale_columns(float* st, std::size_t keys, std::size_t queries,
+                                     const float* f) {
   using V = vec<Arch>;
   using B = blocking<Arch>;
   constexpr std::size_t W = V::width;
@@ -356,8 +363,8 @@ ATTNLENS_NOINLINE void scale_columns(float* st, std::size_t keys, std::size_t qu
 // out[i·ldo + j] = S̃[j][i] for i < queries, j < keys: a block of S̃ written back in row order,
 // W × W sub-blocks transposed in registers.
 template <class Arch>
-ATTNLENS_NOINLINE void store_transposed(const float* st, std::size_t keys, std::size_t queries, float* out,
-                      std::size_t ldo) {
+ATTNLENS_NOINLINE void store_transposed(const float* st, std::size_t keys, std::size_t queries,
+                                        float* out, std::size_t ldo) {
   using V = vec<Arch>;
   using B = blocking<Arch>;
   using T = typename V::type;

@@ -1,4 +1,4 @@
-// Types shared by the attnlens figures. Hand-written; see ../SCHEMA.md for the data format.
+// Types shared by the attnlens figures. Hand-written; see "Figures" in the README for the data format.
 import type { Lens } from '../../attnlens.js';
 
 /** A list of numbers, nested lists of numbers, or a typed array. */
