@@ -3,23 +3,9 @@
 import createModule from '../../web/dist/attnlens-simd.mjs';
 import wasmBase64 from 'virtual:attnlens-simd-wasm-base64';
 
-// Same probe as web/engine/load.js: one SIMD128 instruction.
-const SIMD_PROBE = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15,
-  253, 98, 11,
-]);
+import { isNode, simdSupported } from '../../web/engine/runtime.js';
 
-export function simdSupported() {
-  try {
-    return WebAssembly.validate(SIMD_PROBE);
-  } catch {
-    return false;
-  }
-}
-
-export const isNode =
-  typeof process === 'object' && typeof process.versions?.node === 'string' &&
-  typeof window === 'undefined';
+export { isNode, simdSupported };
 
 function decode(base64) {
   const text = atob(base64);

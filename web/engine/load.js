@@ -2,23 +2,9 @@
 // browsers, without any network request: Node reads the .wasm from disk; browsers fetch it from
 // the same folder as the module (the URL is relative to import.meta.url, so bundlers see it).
 
-// A minimal module using one SIMD128 instruction: validates only where SIMD is supported.
-const SIMD_PROBE = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15,
-  253, 98, 11,
-]);
+import { isNode, simdSupported } from './runtime.js';
 
-export function simdSupported() {
-  try {
-    return WebAssembly.validate(SIMD_PROBE);
-  } catch {
-    return false;
-  }
-}
-
-export const isNode =
-  typeof process === 'object' && typeof process.versions?.node === 'string' &&
-  typeof window === 'undefined';
+export { isNode, simdSupported };
 
 // Literal URLs, one per build, so that bundlers can find and copy the files.
 const builds = {
