@@ -78,6 +78,12 @@ export function serve({ root = WEB_ROOT, port = 8080, host = '127.0.0.1', index 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const flag = process.argv.indexOf('--port');
   const port = Number(flag > 0 ? process.argv[flag + 1] : process.env.PORT ?? 8080);
-  const { url } = await serve({ port });
-  console.log(`attnlens demo: ${url}/demo/  (offline; Ctrl+C to stop)`);
+  try {
+    const { url } = await serve({ port });
+    console.log(`attnlens demo: ${url}/demo/  (offline; Ctrl+C to stop)`);
+  } catch (error) {
+    if (error.code !== 'EADDRINUSE') throw error;
+    console.error(`port ${port} is in use: start with another one, e.g. PORT=${port + 1} npm start`);
+    process.exitCode = 1;
+  }
 }

