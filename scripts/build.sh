@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the native library + doctest suite, and the two wasm modules (SIMD128 and scalar) into
-# web/dist/. Incremental: a second run only rebuilds what changed.
+# Builds the native library + doctest suite, the wasm modules (engine SIMD128 and scalar, the
+# model add-on) into web/dist/, the fuzz harness, the single-file bundle and the packed model
+# file. Incremental: a second run only rebuilds what changed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/.build"
