@@ -44,8 +44,9 @@ fi
 
 # 3. npm packages (dev tools: playwright-core, TF.js reference, peers for the benchmark).
 stamp="$ROOT/node_modules/.package-lock.json"
-if [ ! -f "$stamp" ] || [ "$ROOT/package-lock.json" -nt "$stamp" ] || [ "$ROOT/package.json" -nt "$stamp" ]; then
+# Exact versions are pinned in package.json; no lockfile (.npmrc), to keep the top level small.
+if [ ! -f "$stamp" ] || [ "$ROOT/package.json" -nt "$stamp" ]; then
   log "installing npm packages"
-  (cd "$ROOT" && if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi) >&2
+  (cd "$ROOT" && npm install --no-audit --no-fund) >&2
   touch "$stamp"
 fi
