@@ -10,8 +10,9 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. Debian packages: compilers (libclang-rt: libFuzzer and the sanitizers), Emscripten, doctest,
-#    Chromium for browser tests.
-APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev python3 emscripten doctest-dev chromium)
+#    Chromium for browser tests, and named fonts so that screenshot baselines match anywhere.
+APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev python3 emscripten doctest-dev chromium
+              fonts-dejavu-core fonts-liberation)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
