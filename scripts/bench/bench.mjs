@@ -12,18 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { init } from '../../web/attnlens.js';
 import * as core from './core.js';
 import { buildModels } from './onnx-models.js';
-import { attnlensPeer, ortPeers, plainJsPeer, tfjsPeer } from './peers.js';
+import { ortPeers, ourPeers, plainJsPeer, tfjsPeer } from './peers.js';
 
 /** The contestants named in `wanted`, loaded from node_modules. */
 export async function loadPeers(wanted, { jsMaxN = core.DEFAULTS.jsMaxN } = {}) {
-  const lens = await init();
-  const peers = [
-    attnlensPeer(lens, { id: 'attnlens', label: 'attnlens SIMD, output only', weights: false }),
-    attnlensPeer(lens, { id: 'attnlens-weights', label: 'attnlens SIMD, with weights', weights: true }),
-  ];
-  if (wanted.includes('scalar'))
-    peers.push(attnlensPeer(await init({ simd: false }),
-      { id: 'attnlens-scalar', label: 'attnlens scalar wasm, output only', weights: false }));
+  const { lens, peers } = await ourPeers(init, wanted);
   if (wanted.includes('ort')) {
     const ort = await import('onnxruntime-web');
     const cache = new Map();

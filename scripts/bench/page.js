@@ -3,20 +3,13 @@
 // window.attnlensBench(options, models) and prints what it returns.
 import { init } from '/web/attnlens.js';
 import * as core from './core.js';
-import { attnlensPeer, makeInputs, ortPeers, plainJsPeer, tfjsPeer } from './peers.js';
+import { makeInputs, ortPeers, ourPeers, plainJsPeer, tfjsPeer } from './peers.js';
 
 const status = (s) => { document.getElementById('status').textContent = s; };
 const fromBase64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 
 async function loadPeers(wanted, models, jsMaxN) {
-  const lens = await init();
-  const peers = [
-    attnlensPeer(lens, { id: 'attnlens', label: 'attnlens SIMD, output only', weights: false }),
-    attnlensPeer(lens, { id: 'attnlens-weights', label: 'attnlens SIMD, with weights', weights: true }),
-  ];
-  if (wanted.includes('scalar'))
-    peers.push(attnlensPeer(await init({ simd: false }),
-      { id: 'attnlens-scalar', label: 'attnlens scalar wasm, output only', weights: false }));
+  const { lens, peers } = await ourPeers(init, wanted);
   if (wanted.includes('ort')) {
     const ort = await import('/node_modules/onnxruntime-web/dist/ort.wasm.min.mjs');
     const bytes = (h, d) => {

@@ -46,6 +46,23 @@ export function attnlensPeer(lens, { id, label, weights }) {
 }
 
 /**
+ * Our contestants, Node and browser alike: the SIMD build output-only and with weights, plus the
+ * scalar build when `wanted` names it. `init` is attnlens's init (imported by the caller, whose
+ * path to it differs).
+ */
+export async function ourPeers(init, wanted) {
+  const lens = await init();
+  const peers = [
+    attnlensPeer(lens, { id: 'attnlens', label: 'attnlens SIMD, output only', weights: false }),
+    attnlensPeer(lens, { id: 'attnlens-weights', label: 'attnlens SIMD, with weights', weights: true }),
+  ];
+  if (wanted.includes('scalar'))
+    peers.push(attnlensPeer(await init({ simd: false }),
+      { id: 'attnlens-scalar', label: 'attnlens scalar wasm, output only', weights: false }));
+  return { lens, peers };
+}
+
+/**
  * onnxruntime-web, WASM execution provider, one thread. `models(h, d)` returns the three graphs'
  * bytes ({ plain, mha, attention23 }, see onnx-models.js).
  */

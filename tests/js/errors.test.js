@@ -70,6 +70,9 @@ describe('lens.multiHead rejects bad input with a clear Error', () => {
     ['bO without wO', () => lens.multiHead(x, { ...base, bO: new Float32Array(4) }), RangeError, /bO needs options\.wO/],
     ['xKV ragged', () => lens.multiHead(x, { ...base, xKV: new Float32Array(6) }), RangeError, /^options\.xKV\.length \(6\) must be a positive multiple of dModel/],
     ['mask for the wrong nK', () => lens.multiHead(x, { ...base, keyMask: new Uint8Array(4) }), RangeError, /keyMask must have nK = 3/],
+    ['NaN in x', () => lens.multiHead(Float32Array.from({ length: 12 }, (_, i) => (i === 5 ? NaN : 0)), base), RangeError, /^x\[5\] is NaN: every value must be finite/],
+    ['Infinity in wK', () => lens.multiHead(x, { ...base, wK: Float32Array.from({ length: 16 }, (_, i) => (i === 3 ? -Infinity : 0)) }), RangeError, /^options\.wK\[3\] is -Infinity/],
+    ['NaN in a bias', () => lens.multiHead(x, { ...base, bV: Float32Array.of(0, 0, NaN, 0) }), RangeError, /^options\.bV\[2\] is NaN/],
   ];
   for (const [what, call, type, message] of cases)
     it(what, () => assert.throws(call, (e) => e.constructor === type && message.test(e.message)));

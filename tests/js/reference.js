@@ -74,13 +74,17 @@ export function normalisedError(got, want) {
   return maxAbsDiff(got, want) / scale;
 }
 
-// Seeded uniform floats in [lo, hi): tests are reproducible.
-export function uniform(n, seed, lo = -1, hi = 1) {
+// A seeded xorshift32 generator of numbers in [0, 1): tests are reproducible.
+export function random(seed) {
   let s = seed >>> 0 || 1;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
+  return () => {
     s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    out[i] = lo + (hi - lo) * (s / 2 ** 32);
-  }
-  return out;
+    return s / 2 ** 32;
+  };
+}
+
+// Seeded uniform floats in [lo, hi).
+export function uniform(n, seed, lo = -1, hi = 1) {
+  const next = random(seed);
+  return Float32Array.from({ length: n }, () => lo + (hi - lo) * next());
 }

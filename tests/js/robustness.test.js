@@ -10,9 +10,9 @@ import * as ref from './reference.js';
 
 // Seeded PRNG: a failing run can be replayed.
 function rng(seed) {
-  let s = seed >>> 0 || 1;
+  const next = ref.random(seed);
   return {
-    next() { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return s / 2 ** 32; },
+    next,
     int(lo, hi) { return lo + Math.floor(this.next() * (hi - lo + 1)); },
     pick(list) { return list[Math.floor(this.next() * list.length)]; },
   };

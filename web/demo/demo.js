@@ -74,9 +74,9 @@ function setUpModel(lens) {
   let timer = 0;
   input.addEventListener('input', () => {
     clearTimeout(timer);
+    // An empty sentence is the model's error ("text is empty"), shown inside each figure.
     timer = setTimeout(() => {
-      const text = input.value.trim() ? input.value : ' ';
-      for (const figure of figures) figure.setAttribute('text', text);
+      for (const figure of figures) figure.setAttribute('text', input.value);
     }, 120);
   });
   // Figure 3 names the layer and head it shows.

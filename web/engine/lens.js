@@ -30,9 +30,9 @@ export class Lens {
     const o = check.options('options', opts, ATTENTION_OPTIONS);
     // Finiteness is checked in wasm after the copy (#copyIn): a scan in JS cost as much as the
     // attention itself at small sizes.
-    check.floatArray('q', q, { finite: false });
-    check.floatArray('k', k, { finite: false });
-    check.floatArray('v', v, { finite: false });
+    check.floatArray('q', q);
+    check.floatArray('k', k);
+    check.floatArray('v', v);
     if (o.dK === undefined) throw new TypeError('options.dK is required (the query/key width)');
     const dK = check.positiveInteger('options.dK', o.dK);
     const dV = check.positiveInteger('options.dV', o.dV, dK);
@@ -121,10 +121,10 @@ export class Lens {
       // Scratch: projections and per-head copies of Q, K, V, O, plus Kᵀ.
       (6 * Math.max(nQ, nK) * dModel) * F32);
     try {
-      buffers.write('x', x);
-      buffers.write('xKV', xKV);
+      this.#copyIn(buffers, 'x', x);
+      if (xKV) this.#copyIn(buffers, 'xKV', xKV, 'options.xKV');
       buffers.write('keyMask', keyMask);
-      for (const [name, m] of Object.entries(matrices)) buffers.write(name, m);
+      for (const [name, m] of Object.entries(matrices)) if (m) this.#copyIn(buffers, name, m, `options.${name}`);
       const a = buffers.address;
       this.#run(this.#module.multiHead({
         xQ: a.x, xKV: a.xKV, wQ: a.wQ, wK: a.wK, wV: a.wV, wO: a.wO, bQ: a.bQ, bK: a.bK, bV: a.bV,
@@ -185,10 +185,11 @@ export class Lens {
     if (error) throw new RangeError(error);
   }
 
-  // Copies a Float32Array in and rejects NaN/±Infinity, scanning the copy in wasm (SIMD).
-  #copyIn(buffers, name, array) {
-    buffers.write(name, array);
-    const i = this.#module.firstNonFinite(buffers.address[name], array.length);
+  // Copies a Float32Array into `slot` and rejects NaN/±Infinity, scanning the copy in wasm (SIMD);
+  // `name` is the argument the message names.
+  #copyIn(buffers, slot, array, name = slot) {
+    buffers.write(slot, array);
+    const i = this.#module.firstNonFinite(buffers.address[slot], array.length);
     if (i >= 0) throw check.nonFinite(name, array, i);
   }
 }

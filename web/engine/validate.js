@@ -21,15 +21,12 @@ export function options(name, value, allowed) {
   return value;
 }
 
-// `finite: false` leaves the finiteness check to the caller (lens.attention checks its inputs in
-// wasm once they are copied in, which is much faster; the message is nonFinite()'s).
-export function floatArray(name, value, { optional = false, finite = true } = {}) {
+// The type only: finiteness is checked in wasm once the values are copied in (Lens#copyIn),
+// which is much faster than a scan here; the message is nonFinite()'s.
+export function floatArray(name, value, { optional = false } = {}) {
   if (optional && (value === undefined || value === null)) return null;
   if (!(value instanceof Float32Array))
     throw new TypeError(`${name} must be a Float32Array (got ${describe(value)})`);
-  if (finite)
-    for (let i = 0; i < value.length; i++)
-      if (!Number.isFinite(value[i])) throw nonFinite(name, value, i);
   return value;
 }
 

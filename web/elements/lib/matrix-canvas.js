@@ -5,32 +5,32 @@ import { css } from './color.js';
 
 const scratch = () => document.createElement('canvas');
 
-/** The matrix as an n×n canvas: one pixel per cell, colour from `scale` (see color.js). */
-export function cellsLayer(weights, n, scale, masked) {
+/** An n×n canvas whose pixels `fill(pixels)` writes (packed RGBA, one Uint32 per cell). */
+function pixelCanvas(n, fill) {
   const canvas = scratch();
   canvas.width = n;
   canvas.height = n;
   const ctx = canvas.getContext('2d');
   const image = ctx.createImageData(n, n);
-  const pixels = new Uint32Array(image.data.buffer);
-  for (let c = 0; c < n * n; c++) pixels[c] = scale.packed(weights[c]);
-  if (masked) for (let c = 0; c < n * n; c++) if (masked[c]) pixels[c] = scale.packed(0);
+  fill(new Uint32Array(image.data.buffer));
   ctx.putImageData(image, 0, 0);
   return canvas;
+}
+
+/** The matrix as an n×n canvas: one pixel per cell, colour from `scale` (see color.js). */
+export function cellsLayer(weights, n, scale, masked) {
+  return pixelCanvas(n, (pixels) => {
+    for (let c = 0; c < n * n; c++) pixels[c] = scale.packed(weights[c]);
+    if (masked) for (let c = 0; c < n * n; c++) if (masked[c]) pixels[c] = scale.packed(0);
+  });
 }
 
 /** Masked cells as an n×n alpha image (opaque where masked), or null. */
 export function maskLayer(masked, n) {
   if (!masked) return null;
-  const canvas = scratch();
-  canvas.width = n;
-  canvas.height = n;
-  const ctx = canvas.getContext('2d');
-  const image = ctx.createImageData(n, n);
-  const pixels = new Uint32Array(image.data.buffer);
-  for (let c = 0; c < n * n; c++) if (masked[c]) pixels[c] = 0xff000000;
-  ctx.putImageData(image, 0, 0);
-  return canvas;
+  return pixelCanvas(n, (pixels) => {
+    for (let c = 0; c < n * n; c++) if (masked[c]) pixels[c] = 0xff000000;
+  });
 }
 
 /** A diagonal hatch (the theme's mask colours) as a canvas pattern. */
