@@ -8,6 +8,8 @@ import { computeWeights, headMatrix, isMasked, runModel } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
 import { download, svgToPNG } from './export.js';
+import { singleBundle } from './bundle.js';
+import { exportableData, standaloneHTML } from './standalone.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
 import { DEFAULTS, STATE, STEPS } from './state.js';
@@ -42,6 +44,7 @@ export class AttnElement extends HTMLElementBase {
   #queryText = null;     // query given as a token's text, resolved when the tokens are known
   #dataProperty;         // what was assigned to .data (undefined: read the source from the DOM)
   #data = null;          // checked data
+  #raw = null;           // the data as read (for toHTML)
   #result = null;        // computed attention
   #error = null;
   #lens = null;
@@ -71,7 +74,7 @@ export class AttnElement extends HTMLElementBase {
     }, kind.toUpperCase());
     this.toolbar = h('div', { class: 'toolbar', part: 'toolbar' },
       this.controls, this.layerLabel, this.headLabel, h('span', { class: 'spacer' }),
-      exportButton('svg'), exportButton('png'));
+      h('span', { class: 'exports' }, exportButton('svg'), exportButton('png'), exportButton('html')));
     this.statusBox = h('div', { class: 'status', role: 'status' }, 'Loading…');
     this.errorBox = h('div', { class: 'error', role: 'alert', part: 'error', hidden: true });
     this.body = h('div', { class: 'body', part: 'body', hidden: true });
@@ -307,6 +310,7 @@ export class AttnElement extends HTMLElementBase {
       return false;
     }
     const maxTokens = this.constructor.maxTokens;
+    this.#raw = raw;
     let data = parseData(raw, { maxTokens });
     if (data.kind === 'model') {
       this.#lens ??= await loadEngine();
@@ -384,9 +388,27 @@ export class AttnElement extends HTMLElementBase {
     return svgToPNG(this.toSVG(), options);
   }
 
+  /**
+   * The figure as one self-contained HTML file (a string): engine, elements, data and the current
+   * state inlined; opens offline from file:// and stays interactive. `theme`: 'light' or 'dark'
+   * to force one (default: the figure's theme attribute, else the reader's colour scheme).
+   */
+  async toHTML({ theme = this.getAttribute('theme') ?? undefined, title } = {}) {
+    if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
+    const skip = new Set([...SOURCE_ATTRIBUTES, ...Object.keys(STATE), 'theme', 'style']);
+    const state = this.state;
+    const attributes = [...Object.keys(STATE).map((name) => [name, String(state[name])]),
+      ...[...this.attributes].filter((a) => !skip.has(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
+    return standaloneHTML({
+      tag: this.localName, attributes, data: exportableData(this.#raw, this.#data), bundle: await singleBundle(),
+      theme: theme === 'light' || theme === 'dark' ? theme : undefined, title,
+    });
+  }
+
   async #download(kind) {
     try {
-      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' }) : await this.toPNG();
+      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' })
+        : kind === 'html' ? new Blob([await this.toHTML()], { type: 'text/html' }) : await this.toPNG();
       download(blob, `${this.localName}.${kind}`);
     } catch (error) {
       this.#reportError(error);
