@@ -29,6 +29,7 @@ const state: AttnState = heatmap.state;
 const drawn: Promise<boolean> = heatmap.updateComplete;
 const message: string | null = heatmap.error;
 const svg: string = bars.toSVG();
+const narrow: string = bars.toSVG({ width: 320 });
 const png: Promise<Blob> = bars.toPNG({ pixelRatio: 2 });
 const html: Promise<string> = heatmap.toHTML({ theme: 'dark', title: 'Figure 1' });
 const standalone: StandaloneOptions = {};

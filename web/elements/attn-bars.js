@@ -174,8 +174,8 @@ export class AttnBars extends AttnElement {
     }
   }
 
-  svg(result, theme) {
-    return barsSVG(result, theme, { layer: this.layer, head: this.head, query: this.query });
+  svg(result, theme, options) {
+    return barsSVG(result, theme, { layer: this.layer, head: this.head, query: this.query }, options);
   }
 }
 

@@ -336,8 +336,8 @@ export class AttnHeatmap extends AttnElement {
 
   // ——— export ———
 
-  svg(result, theme) {
-    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query });
+  svg(result, theme, options) {
+    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query }, options);
   }
 }
 

@@ -133,8 +133,8 @@ export declare class AttnElement extends HTMLElement {
   readonly effectiveScale: number | null;
   /** Whether cell (query i, key j) is masked out. */
   isMasked(i: number, j: number): boolean;
-  /** The figure as a standalone SVG document. */
-  toSVG(): string;
+  /** The figure as a standalone SVG document; `width`: the size it shows at (it scales). */
+  toSVG(options?: { width?: number }): string;
   /** The figure as a PNG (rasterised from the SVG; pixelRatio default 2). */
   toPNG(options?: { pixelRatio?: number }): Promise<Blob>;
   /**

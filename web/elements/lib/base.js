@@ -377,10 +377,10 @@ export class AttnElement extends HTMLElementBase {
 
   // ——— export ———
 
-  /** The current figure as a standalone SVG document (a string). */
-  toSVG() {
+  /** The current figure as a standalone SVG document (a string); `width`: the size it shows at. */
+  toSVG(options) {
     if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
-    return this.svg(this.#result, readTheme(this));
+    return this.svg(this.#result, readTheme(this), options);
   }
 
   /** The current figure as a PNG image (rasterised from the SVG). */

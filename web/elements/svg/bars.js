@@ -5,7 +5,7 @@ import { headMatrix, isMasked } from '../lib/compute.js';
 import { clip, hatchDef, svgDocument, tag, text } from '../lib/export.js';
 
 /** state: { layer, head, query }. */
-export function barsSVG(result, theme, { layer = 0, head = 0, query = 0 } = {}) {
+export function barsSVG(result, theme, { layer = 0, head = 0, query = 0 } = {}, { width: displayWidth } = {}) {
   const { tokens, n } = result;
   const q = query, row = headMatrix(result, layer, head).subarray(q * n, (q + 1) * n);
   const rowH = 20, label = 96, barW = 260, top = 30;
@@ -20,7 +20,7 @@ export function barsSVG(result, theme, { layer = 0, head = 0, query = 0 } = {}) 
       text({ x: label + barW + 6, y: y + 13, 'font-size': 11, fill: hex(theme.muted) }, masked ? 'masked' : fmt(row[j])));
   });
   return svgDocument({
-    width: label + barW + 56, height: top + tokens.length * rowH + 8, theme, body: parts.join(''),
+    displayWidth, width: label + barW + 56, height: top + tokens.length * rowH + 8, theme, body: parts.join(''),
     title: `Attention weights of ${clip(tokens[q], 40)} over ${tokens.length} tokens`,
   });
 }

@@ -8,7 +8,7 @@ import { clip, hatchDef, legendSVG, svgDocument, tag, text } from '../lib/export
 import { matrixImageSVG } from './matrix-image.js';
 
 /** state: { layer, head, query (−1: none) }. */
-export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1 } = {}) {
+export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1 } = {}, { width: displayWidth } = {}) {
   const { n, tokens } = result;
   const weights = headMatrix(result, layer, head);
   const masked = maskMatrix(result.masks, n);
@@ -54,5 +54,8 @@ export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1 } = 
     y = base + 8;
   }
   const title = `Attention weights of ${n} tokens (rows: queries, columns: keys)`;
-  return svgDocument({ width: gutter + plot + 20, height: y + 6, title, theme, body: parts.join('') });
+  // Wide enough for the legend (and the row's caption, ~6.2 px a character at 11 px) when the plot is small.
+  const caption = query >= 0 ? 6.2 * (clip(tokens[query], 40).length + 16) : 0;
+  const width = Math.max(gutter + plot + 20, gutter + (masked ? 230 : 160), gutter + caption);
+  return svgDocument({ width, height: y + 6, title, theme, body: parts.join(''), displayWidth });
 }
