@@ -1,11 +1,12 @@
 // The figures, `attnlens/elements` (registers all four) and one element on its own.
 import 'attnlens/elements';
-import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
+import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnLines, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
 import type { AttnData, AttnState } from 'attnlens/elements';
 import { AttnHeatmap as SameHeatmap } from 'attnlens/elements/attn-heatmap.js';
 import 'attnlens/elements/attn-bars.js';
 import 'attnlens/elements/attn-pipeline.js';
 import 'attnlens/elements/attn-heads.js';
+import { AttnLines as SameLines } from 'attnlens/elements/attn-lines.js';
 import type { Lens } from 'attnlens';
 
 const heatmap: AttnHeatmap = document.createElement('attn-heatmap');
@@ -36,6 +37,21 @@ const engine: Promise<Lens> = loadEngine();
 const limit: number = MAX_TOKENS;
 try { parseData({ tokens: [] }); } catch (e) { if (e instanceof DataError) e.message; }
 
+const lines: AttnLines = document.createElement('attn-lines');
+const sameLines: SameLines = lines;
+lines.selectedHeads = 'all';
+lines.selectedHeads = [0, 2];
+const shown: number[] = lines.selectedHeads;
+lines.key = 'cat';
+lines.threshold = 0.05;
+const focus = lines.focused;
+if (focus) { const side: 'query' | 'key' = focus.side; }
+const summary: string = lines.describe();
+heatmap.hide = ['[CLS]', 0];
+heatmap.hide = '[CLS] [SEP]';
+heatmap.renormalize = true;
+const hiddenCount: number | undefined = heatmap.result?.hidden?.count;
+
 // @ts-expect-error not a mask
 heatmap.mask = 'sideways';
 // @ts-expect-error not a step
@@ -47,4 +63,4 @@ heatmap.data = { tokens: [1, 2], Q: [[1]], K: [[1]] };
 // @ts-expect-error weights are read-only
 heatmap.weights = new Float32Array(4);
 
-export { same, base, state, drawn, message, svg, png, engine, limit };
+export { same, sameLines, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };

@@ -244,7 +244,7 @@ export class AttnElement extends HTMLElementBase {
     if (this.#result) {
       if (recompute) this.#request(COMPUTE);
       else this.stateChanged(name, after, before) === false || this.#request(VIEW);
-    }
+    } else if (recompute && this.#data) this.#request(COMPUTE);  // e.g. out of an error a bad `hide` caused
     if (this.#connected)
       this.dispatchEvent(new CustomEvent('change', { bubbles: true, detail: { name, value: after, user } }));
   }
