@@ -4,11 +4,12 @@
 // below as bars. `query` is the pinned row (−1: none).
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
-import { css, hex } from './lib/color.js';
+import { css } from './lib/color.js';
 import { headMatrix, maskMatrix } from './lib/compute.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, clip, hatchDef, legendSVG, svgDocument, tag, text } from './lib/export.js';
+import { clip } from './lib/export.js';
 import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
+import { heatmapSVG } from './svg/heatmap.js';
 
 const MAX_CELL = 40, LABEL_CELL = 11, FONT = 11, CHART = 84;
 
@@ -336,57 +337,7 @@ export class AttnHeatmap extends AttnElement {
   // ——— export ———
 
   svg(result, theme) {
-    const { n, tokens } = result;
-    const weights = headMatrix(result, this.layer, this.head);
-    const masked = maskMatrix(result.masks, n);
-    const labels = n <= 256;
-    const cell = labels ? Math.max(4, Math.min(28, Math.floor(560 / n))) : 560 / n;
-    const gutter = labels ? 90 : 10, plot = cell * n;
-    const font = { 'font-size': Math.min(11, Math.max(5, cell - 2)), fill: hex(theme.fg) };
-    const parts = [tag('defs', {}, hatchDef('attn-hatch', theme))];
-    if (labels)
-      tokens.forEach((t, i) => {
-        const c = gutter + i * cell + cell / 2;
-        parts.push(text({ x: gutter - 4, y: c, 'text-anchor': 'end', 'dominant-baseline': 'middle', ...font }, clip(t, 16)));
-        parts.push(text({ x: c, y: gutter - 4, transform: `rotate(-90 ${c} ${gutter - 4})`, 'dominant-baseline': 'middle', ...font }, clip(t, 16)));
-      });
-    if (n <= 64) {
-      for (let i = 0; i < n; i++)
-        for (let j = 0; j < n; j++) {
-          const m = masked?.[i * n + j];
-          parts.push(tag('rect', {
-            x: gutter + j * cell, y: gutter + i * cell, width: cell, height: cell,
-            fill: m ? 'url(#attn-hatch)' : theme.scale.css(weights[i * n + j]),
-            'data-weight': m ? 'masked' : weights[i * n + j],
-          }));
-        }
-    } else {
-      const image = document.createElement('canvas');
-      const px = Math.min(2048, Math.max(n, Math.ceil(plot * 2)));
-      image.width = px;
-      image.height = px;
-      drawMatrix(image.getContext('2d'), {
-        cells: cellsLayer(weights, n, theme.scale, masked), mask: maskLayer(masked, n), x: 0, y: 0, size: px, theme,
-      });
-      parts.push(tag('image', { x: gutter, y: gutter, width: plot, height: plot, href: canvasDataURL(image), preserveAspectRatio: 'none' }));
-    }
-    parts.push(tag('rect', { x: gutter, y: gutter, width: plot, height: plot, fill: 'none', stroke: hex(theme.line) }));
-    let y = gutter + plot + 14;
-    parts.push(legendSVG(theme, gutter, y, { masked: masked !== null }));
-    y += 24;
-    const q = this.query;
-    if (q >= 0) {
-      const row = weights.subarray(q * n, (q + 1) * n);
-      parts.push(text({ x: gutter, y: y + 10, 'font-size': 11, fill: hex(theme.fg) }, `Row ${quote(clip(tokens[q], 40))} as bars`));
-      const base = y + 70;
-      for (let j = 0; j < n; j++)
-        parts.push(masked?.[q * n + j]
-          ? tag('rect', { x: gutter + j * cell, y: base - 50, width: Math.max(cell - 1, 0.5), height: 50, fill: 'url(#attn-hatch)' })
-          : tag('rect', { x: gutter + j * cell, y: base - row[j] * 50, width: Math.max(cell - 1, 0.5), height: row[j] * 50, fill: hex(theme.accent) }));
-      y = base + 8;
-    }
-    const title = `Attention weights of ${n} tokens (rows: queries, columns: keys)`;
-    return svgDocument({ width: gutter + plot + 20, height: y + 6, title, theme, body: parts.join('') });
+    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query });
   }
 }
 
