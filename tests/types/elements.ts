@@ -7,6 +7,7 @@ import 'attnlens/elements/attn-bars.js';
 import 'attnlens/elements/attn-pipeline.js';
 import 'attnlens/elements/attn-heads.js';
 import { AttnLines as SameLines } from 'attnlens/elements/attn-lines.js';
+import { AttnCompare } from 'attnlens/elements/attn-compare.js';
 import type { Lens } from 'attnlens';
 
 const heatmap: AttnHeatmap = document.createElement('attn-heatmap');
@@ -47,6 +48,14 @@ lines.threshold = 0.05;
 const focus = lines.focused;
 if (focus) { const side: 'query' | 'key' = focus.side; }
 const summary: string = lines.describe();
+const compare: AttnCompare = document.createElement('attn-compare');
+compare.data = { a: data, b: { tokens: ['a', 'b'], attention: [[1, 0], [0.5, 0.5]] } };
+compare.data = data;
+compare.view = 'difference';
+const diff: Float32Array | null = compare.difference;
+const readout: string = compare.describeCell(0, 1);
+// @ts-expect-error not a view
+compare.view = 'overlay';
 heatmap.hide = ['[CLS]', 0];
 heatmap.hide = '[CLS] [SEP]';
 heatmap.renormalize = true;
@@ -63,4 +72,4 @@ heatmap.data = { tokens: [1, 2], Q: [[1]], K: [[1]] };
 // @ts-expect-error weights are read-only
 heatmap.weights = new Float32Array(4);
 
-export { same, sameLines, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };
+export { same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };
