@@ -7,6 +7,7 @@ import { fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
 import { VIEWS, comparePanels, parseView } from './lib/compare-model.js';
+import { drawCrosshair, gridMove } from './lib/crosshair.js';
 import { DataError } from './lib/data.js';
 import { signed } from './lib/difference.js';
 import { h, sizeCanvas } from './lib/dom.js';
@@ -268,15 +269,7 @@ export class AttnCompare extends AttnElement {
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
       ctx.clearRect(0, 0, w, hgt);
       if (!c || c.i >= l.rows || c.j >= l.cols) continue;
-      ctx.fillStyle = `rgba(${theme.fg.join(',')}, 0.10)`;
-      ctx.fillRect(l.gutter, l.gutter + c.i * l.cell, l.cell * l.cols, Math.max(l.cell, 1));
-      ctx.fillRect(l.gutter + c.j * l.cell, l.gutter, Math.max(l.cell, 1), l.cell * l.rows);
-      const m = Math.max(l.cell, 6), x = l.gutter + (c.j + 0.5) * l.cell - m / 2, y = l.gutter + (c.i + 0.5) * l.cell - m / 2;
-      ctx.lineWidth = 2;
-      ctx.strokeStyle = css(theme.bg);
-      ctx.strokeRect(x - 1, y - 1, m + 2, m + 2);
-      ctx.strokeStyle = css(theme.focus);
-      ctx.strokeRect(x, y, m, m);
+      drawCrosshair(ctx, { x: l.gutter, y: l.gutter, cell: l.cell, rows: l.rows, cols: l.cols, i: c.i, j: c.j, theme });
     }
     this.#showReadout();
   }
@@ -330,25 +323,23 @@ export class AttnCompare extends AttnElement {
     const m = this.#model;
     if (!m) return;
     const rows = Math.max(m.a.rows, m.b.rows), cols = Math.max(m.a.cols, m.b.cols);
-    let { i, j } = this.#cursor ?? { i: 0, j: 0 };
-    const k = event.key;
-    if (!this.#cursor && ['ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight'].includes(k)) { /* start at 0, 0 */ }
-    else if (k === 'ArrowUp') i--;
-    else if (k === 'ArrowDown') i++;
-    else if (k === 'ArrowLeft') j--;
-    else if (k === 'ArrowRight') j++;
-    else if (k === 'PageUp') i -= 10;
-    else if (k === 'PageDown') i += 10;
-    else if (k === 'Home') { j = 0; if (event.ctrlKey || event.metaKey) i = 0; }
-    else if (k === 'End') { j = cols - 1; if (event.ctrlKey || event.metaKey) i = rows - 1; }
-    else if (k === 'Escape' && this.#cursor) { event.preventDefault(); this.#moveCursor(null); return; }
-    else if (isActivation(event) && this.#cursor) { event.preventDefault(); this.say(this.describeCell(i, j)); return; }
-    else return;
+    const c = this.#cursor;
+    if (event.key === 'Escape' && c) {
+      event.preventDefault();
+      this.#moveCursor(null);
+      return;
+    }
+    if (isActivation(event) && c) {
+      event.preventDefault();
+      this.say(this.describeCell(c.i, c.j));
+      return;
+    }
+    // The first arrow shows the crosshair at the top-left cell.
+    const to = c ? gridMove(event, c, rows, cols) : event.key.startsWith('Arrow') ? { i: 0, j: 0 } : null;
+    if (!to) return;
     event.preventDefault();
-    i = Math.max(0, Math.min(rows - 1, i));
-    j = Math.max(0, Math.min(cols - 1, j));
-    this.#moveCursor({ i, j });
-    this.say(this.describeCell(i, j));
+    this.#moveCursor(to);
+    this.say(this.describeCell(to.i, to.j));
   }
 
   // ——— export ———

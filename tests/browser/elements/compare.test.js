@@ -32,11 +32,8 @@ function readPanel(page, id, kind, max = 1) {
       const hex = style.getPropertyValue(name).trim().slice(1);
       return [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16));
     };
-    const copy = document.createElement('canvas');
-    copy.width = canvas.width;
-    copy.height = canvas.height;
-    const ctx = copy.getContext('2d', { willReadFrequently: true });
-    ctx.drawImage(canvas, 0, 0);
+    const ctx = new OffscreenCanvas(canvas.width, canvas.height).getContext('2d', { willReadFrequently: true });
+    ctx.drawImage(canvas, 0, 0);  // a copy: reading the figure's own canvas often makes Chrome warn
     const image = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
     const along = (px, from, to) => {
       const d = to.map((t, c) => t - from[c]);
