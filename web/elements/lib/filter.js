@@ -21,12 +21,7 @@ export function parseHide(value) {
   if (typeof value === 'string') {
     const text = value.trim();
     list = null;
-    if (text.startsWith('[')) {
-      try {
-        const parsed = JSON.parse(text);
-        if (Array.isArray(parsed)) list = parsed;
-      } catch { /* "[CLS] [SEP]" is words, not JSON */ }
-    }
+    if (isJSONList(text)) list = JSON.parse(text);  // "[CLS] [SEP]" is words, not JSON
     list ??= text ? text.split(/\s+/u).map((w) => (/^\d+$/.test(w) ? Number(w) : w)) : [];
   } else if (typeof value === 'number') list = [value];
   if (!Array.isArray(list)) throw new TypeError(`hide must be token texts or indices (got ${typeof value})`);
@@ -43,8 +38,17 @@ export function parseHide(value) {
 /** `hide` as attribute text (JSON when a text has a space or looks like an index). */
 export function formatHide(list) {
   if (list.length === 0) return null;
-  const plain = list.every((x) => typeof x === 'number' || (!/\s/u.test(x) && !/^\d+$/.test(x) && x !== '' && !x.startsWith('[')));
-  return plain ? list.join(' ') : JSON.stringify(list);
+  const words = list.join(' ');
+  const plain = list.every((x) => typeof x === 'number' || (!/\s/u.test(x) && !/^\d+$/.test(x) && x !== ''));
+  return plain && !isJSONList(words) ? words : JSON.stringify(list);
+}
+
+function isJSONList(text) {
+  try {
+    return text.startsWith('[') && Array.isArray(JSON.parse(text));
+  } catch {
+    return false;
+  }
 }
 
 /** The positions of `tokens` that stay: not listed by index nor by text (texts compared trimmed). */
