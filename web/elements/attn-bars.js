@@ -6,9 +6,9 @@ import { describeRow, fmt, isActivation, navigate, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { isAggregate } from './lib/compute.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
-import { hex } from './lib/color.js';
 import { h } from './lib/dom.js';
-import { clip, hatchDef, svgDocument, tag, text } from './lib/export.js';
+import { clip } from './lib/export.js';
+import { barsSVG } from './svg/bars.js';
 
 const SCAN_MS = 1100;
 
@@ -180,23 +180,7 @@ export class AttnBars extends AttnElement {
   }
 
   svg(result, theme) {
-    const { tokens } = result, keys = result.keyTokens ?? tokens;
-    const q = this.query, row = this.row;
-    const rowH = 20, label = 96, barW = 260, top = 30;
-    const parts = [tag('defs', {}, hatchDef('attn-hatch', theme)),
-      text({ x: 8, y: 18, 'font-size': 13, fill: hex(theme.fg), 'font-weight': 600 }, `Where ${quote(clip(tokens[q], 40))} looks`)];
-    keys.forEach((t, j) => {
-      const y = top + j * rowH, masked = this.isMasked(q, j);
-      parts.push(
-        text({ x: label - 6, y: y + 13, 'text-anchor': 'end', 'font-size': 12, fill: hex(theme.fg), 'font-weight': keys === tokens && j === q ? 700 : undefined }, clip(t, 14)),
-        tag('rect', { x: label, y: y + 3, width: barW, height: 14, fill: masked ? 'url(#attn-hatch)' : hex(theme.low) }),
-        masked ? '' : tag('rect', { x: label, y: y + 3, width: barW * row[j], height: 14, fill: hex(theme.accent), 'data-weight': row[j] }),
-        text({ x: label + barW + 6, y: y + 13, 'font-size': 11, fill: hex(theme.muted) }, masked ? 'masked' : fmt(row[j])));
-    });
-    return svgDocument({
-      width: label + barW + 56, height: top + keys.length * rowH + 8, theme, body: parts.join(''),
-      title: `Attention weights of ${clip(tokens[q], 40)} over ${keys.length} tokens (${selectionLabel(result, this.layer, this.head)})`,
-    });
+    return barsSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, row: this.row });
   }
 }
 

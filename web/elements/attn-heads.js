@@ -4,12 +4,11 @@
 import { AttnHeatmap } from './attn-heatmap.js';
 import { headPattern, isActivation, navigate } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
-import { css, hex } from './lib/color.js';
 import { headMatrix, isAggregate, maskMatrix } from './lib/compute.js';
 import { selectionLabel } from './lib/selection.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, svgDocument, tag, text } from './lib/export.js';
 import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
+import { headsSVG } from './svg/heads.js';
 
 const STYLE = `
 .grid { overflow-x: auto; padding: 3px; }
@@ -154,30 +153,7 @@ export class AttnHeads extends AttnElement {
   }
 
   svg(result, theme) {
-    const { n, layers, heads } = result, nK = result.nK ?? n;
-    const size = 72, gap = 10, left = 64, top = 10;
-    const masked = maskMatrix(result.masks, n, nK), mask = maskLayer(masked, n, nK);
-    const box = thumbBox(n, nK, size * 2);
-    const parts = [];
-    for (let l = 0; l < layers; l++) {
-      const y = top + l * (size + 26);
-      parts.push(text({ x: 6, y: y + size / 2, 'font-size': 11, fill: hex(theme.muted) }, `Layer ${l + 1}`));
-      for (let hd = 0; hd < heads; hd++) {
-        const x = left + hd * (size + gap);
-        const canvas = document.createElement('canvas');
-        canvas.width = size * 2;
-        canvas.height = size * 2;
-        drawMatrix(canvas.getContext('2d'), { cells: cellsLayer(headMatrix(result, l, hd), n, theme.scale, masked, nK), mask, ...box, theme });
-        const chosen = l === this.layer && hd === this.head;
-        parts.push(tag('image', { x, y, width: size, height: size, href: canvasDataURL(canvas) }),
-          tag('rect', { x: x - 1, y: y - 1, width: size + 2, height: size + 2, fill: 'none', stroke: css(chosen ? theme.accent : theme.line), 'stroke-width': chosen ? 2 : 1 }),
-          text({ x: x + size / 2, y: y + size + 14, 'text-anchor': 'middle', 'font-size': 11, fill: hex(theme.fg) }, `H${hd + 1}`));
-      }
-    }
-    return svgDocument({
-      width: left + heads * (size + gap) + 6, height: top + layers * (size + 26) + 4, theme, body: parts.join(''),
-      title: `Attention of ${nK === n ? `${n} tokens` : `${n} query × ${nK} key tokens`}, ${layers} layer(s) × ${heads} head(s): ${result.tokens.join(' ').slice(0, 4000)}`,
-    });
+    return headsSVG(result, theme, { layer: this.layer, head: this.head });
   }
 }
 

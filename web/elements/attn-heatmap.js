@@ -5,14 +5,15 @@
 // pan a window of the table (lib/zoom.js); a minimap shows where the window is.
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
-import { css, hex } from './lib/color.js';
+import { css } from './lib/color.js';
 import { isAggregate, maskMatrix } from './lib/compute.js';
 import { MAX_PRECOMPUTED_TOKENS } from './lib/data.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, clip, hatchDef, legendSVG, svgDocument, tag, text } from './lib/export.js';
+import { clip } from './lib/export.js';
 import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { ZoomView, zoomGestures } from './lib/zoom.js';
+import { heatmapSVG } from './svg/heatmap.js';
 
 const MAX_CELL = 40, LABEL_CELL = 11, FONT = 11, CHART = 84;
 // Zoom stops when a cell is this many CSS pixels; the minimap's longer side.
@@ -534,69 +535,7 @@ export class AttnHeatmap extends AttnElement {
   // ——— export ———
 
   svg(result, theme) {
-    const { n, tokens } = result, nK = result.nK ?? n, keys = result.keyTokens ?? tokens;
-    const weights = this.weights;
-    const masked = maskMatrix(result.masks, n, nK);
-    const most = Math.max(n, nK);
-    const labels = most <= 256;
-    const cell = labels ? Math.max(4, Math.min(28, Math.floor(560 / most))) : 560 / most;
-    const gutter = labels ? 90 : 10, plot = cell * nK, tall = cell * n;
-    const font = { 'font-size': Math.min(11, Math.max(5, cell - 2)), fill: hex(theme.fg) };
-    const parts = [tag('defs', {}, hatchDef('attn-hatch', theme))];
-    if (labels) {
-      tokens.forEach((t, i) => {
-        const c = gutter + i * cell + cell / 2;
-        parts.push(text({ x: gutter - 4, y: c, 'text-anchor': 'end', 'dominant-baseline': 'middle', ...font }, clip(t, 16)));
-      });
-      keys.forEach((t, j) => {
-        const c = gutter + j * cell + cell / 2;
-        parts.push(text({ x: c, y: gutter - 4, transform: `rotate(-90 ${c} ${gutter - 4})`, 'dominant-baseline': 'middle', ...font }, clip(t, 16)));
-      });
-    }
-    if (n * nK <= 4096) {
-      for (let i = 0; i < n; i++)
-        for (let j = 0; j < nK; j++) {
-          const m = masked?.[i * nK + j];
-          parts.push(tag('rect', {
-            x: gutter + j * cell, y: gutter + i * cell, width: cell, height: cell,
-            fill: m ? 'url(#attn-hatch)' : theme.scale.css(weights[i * nK + j]),
-            'data-weight': m ? 'masked' : weights[i * nK + j],
-          }));
-        }
-    } else {
-      const image = document.createElement('canvas');
-      const scale = Math.min(2048 / most, Math.max(1, (plot * 2) / nK));
-      image.width = Math.max(1, Math.round(nK * scale));
-      image.height = Math.max(1, Math.round(n * scale));
-      drawMatrix(image.getContext('2d'), {
-        cells: cellsLayer(weights, n, theme.scale, masked, nK), mask: maskLayer(masked, n, nK), x: 0, y: 0,
-        width: image.width, height: image.height, theme,
-      });
-      parts.push(tag('image', { x: gutter, y: gutter, width: plot, height: tall, href: canvasDataURL(image), preserveAspectRatio: 'none' }));
-    }
-    parts.push(tag('rect', { x: gutter, y: gutter, width: plot, height: tall, fill: 'none', stroke: hex(theme.line) }));
-    let y = gutter + tall + 14;
-    parts.push(legendSVG(theme, gutter, y, { masked: masked !== null }));
-    y += 24;
-    if (isAggregate(this.layer, this.head)) {
-      parts.push(text({ x: gutter, y: y + 2, 'font-size': 11, fill: hex(theme.muted), class: 'aggregate-note' },
-        `${selectionLabel(result, this.layer, this.head)}: ${rowSumNote(this.layer, this.head)}`));
-      y += 16;
-    }
-    const q = this.query;
-    if (q >= 0) {
-      const row = weights.subarray(q * nK, (q + 1) * nK);
-      parts.push(text({ x: gutter, y: y + 10, 'font-size': 11, fill: hex(theme.fg) }, `Row ${quote(clip(tokens[q], 40))} as bars`));
-      const base = y + 70;
-      for (let j = 0; j < nK; j++)
-        parts.push(masked?.[q * nK + j]
-          ? tag('rect', { x: gutter + j * cell, y: base - 50, width: Math.max(cell - 1, 0.5), height: 50, fill: 'url(#attn-hatch)' })
-          : tag('rect', { x: gutter + j * cell, y: base - row[j] * 50, width: Math.max(cell - 1, 0.5), height: row[j] * 50, fill: hex(theme.accent) }));
-      y = base + 8;
-    }
-    const shape = keys === tokens ? `${n} tokens` : `${n} query × ${nK} key tokens`;
-    const title = `Attention weights of ${shape}, ${selectionLabel(result, this.layer, this.head)} (rows: queries, columns: keys)`;
-    return svgDocument({ width: gutter + plot + 20, height: y + 6, title, theme, body: parts.join('') });
+    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, weights: this.weights });
   }
 }
 

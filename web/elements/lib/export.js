@@ -78,9 +78,6 @@ export async function svgToPNG(svg, { pixelRatio = 2 } = {}) {
   }
 }
 
-/** A canvas as a data: URL to embed in an SVG <image>. */
-export const canvasDataURL = (canvas) => canvas.toDataURL('image/png');
-
 /** Saves a Blob under `filename` through a temporary blob: link. */
 export function download(blob, filename) {
   const url = URL.createObjectURL(blob);
