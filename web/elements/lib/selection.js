@@ -12,6 +12,6 @@ export function selectionLabel(result, layer, head) {
 /** What a row adds up to: 'max' rows do not sum to 1 (the legends say so). */
 export function rowSumNote(layer, head) {
   if (layer === 'rollout') return 'rollout rows add up to 1';
-  if (head === 'max') return 'the element-wise max over heads: rows do not add up to 1';
+  if (head === 'max') return 'element-wise, so rows do not add up to 1';
   return 'the weights add up to 1';
 }
