@@ -254,7 +254,7 @@ function tokensOf(input, maxTokens) {
     try {
       return parseTokens(value, maxTokens);
     } catch (error) {
-      throw new DataError(error.message.replace(/^tokens/, name));
+      throw new DataError(error.message.startsWith('tokens') ? error.message.replace(/^tokens/, name) : `${name}: ${error.message}`);
     }
   };
   const tokens = queries !== undefined ? named('queryTokens', queries) : named('tokens', input.tokens);
