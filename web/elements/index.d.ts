@@ -4,6 +4,8 @@ export { AttnBars } from './attn-bars.js';
 export { AttnHeatmap } from './attn-heatmap.js';
 export { AttnPipeline } from './attn-pipeline.js';
 export { AttnHeads } from './attn-heads.js';
+export { AttnGenerate } from './attn-generate.js';
+export type { GenerateFrame, GenerateModel, GenerateStep } from './attn-generate.js';
 export { AttnElement, loadEngine } from './lib/base.js';
 export type {
   AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, Mask, ModelData,
