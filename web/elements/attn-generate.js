@@ -9,7 +9,7 @@ import { announce, fmt, isActivation, quote, strongest } from './lib/a11y.js';
 import { loadEngine } from './lib/base.js';
 import { css } from './lib/color.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, clip, download, svgToPNG } from './lib/export.js';
+import { canvasDataURL, clip, downloadFigure, svgToPNG } from './lib/export.js';
 import { GenerationView, OPTIONS } from './lib/generation.js';
 import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
 import { baseCSS, sheet } from './lib/styles.js';
@@ -108,7 +108,7 @@ export class AttnGenerate extends HTMLElementBase {
     this.headPicker.addEventListener('change', () =>
       this.#pick('head', this.headPicker.value === 'mean' ? 'mean' : Number(this.headPicker.value)));
     const exportButton = (kind) => button(`export-${kind}`, `Download the figure as ${kind.toUpperCase()}`,
-      kind.toUpperCase(), () => this.#download(kind));
+      kind.toUpperCase(), () => downloadFigure(this, kind));
     this.toolbar = h('div', { class: 'toolbar', part: 'toolbar' },
       h('label', {}, 'Layer', this.layerPicker), h('label', {}, 'Head', this.headPicker),
       h('span', { class: 'spacer' }), exportButton('svg'), exportButton('png'));
@@ -199,10 +199,10 @@ export class AttnGenerate extends HTMLElementBase {
       this.#pending = false;
       const ticket = ++this.#ticket;
       try {
-        this.#status(`Loading ${this.model}…`);
+        this.#mode('status', `Loading ${this.model}…`);
         const lm = this.#lm ?? await loadLM(this.model);
         if (this.#pending) continue;
-        this.#status('Writing…');
+        this.#mode('status', 'Writing…');
         const options = { steps: this.steps, temperature: this.temperature, topP: this.topP, seed: this.seed };
         const run = await lm.run(this.prompt);
         const generation = await lm.generate(this.prompt, options);
@@ -210,7 +210,7 @@ export class AttnGenerate extends HTMLElementBase {
         this.#view = new GenerationView(run, generation);
         this.#current = -1;
         if (!this.#checkView()) continue;
-        this.#show();
+        this.#mode('figure');
         this.#fillPickers();
         this.#draw();
         this.dispatchEvent(new CustomEvent('generate', { bubbles: true, detail: { generation, run } }));
@@ -236,31 +236,19 @@ export class AttnGenerate extends HTMLElementBase {
     }
   }
 
-  #status(text) {
-    this.statusBox.textContent = text;
-    this.statusBox.hidden = false;
-    this.errorBox.hidden = true;
-    this.body.hidden = true;
-    this.toolbar.hidden = true;
-    this.#error = null;
-  }
-
-  #show() {
-    this.statusBox.hidden = true;
-    this.errorBox.hidden = true;
-    this.body.hidden = false;
-    this.toolbar.hidden = false;
-    this.#error = null;
+  // One of three views: a status line, the error box, or the figure.
+  #mode(mode, message = '') {
+    this.statusBox.hidden = mode !== 'status';
+    this.errorBox.hidden = mode !== 'error';
+    this.body.hidden = this.toolbar.hidden = mode !== 'figure';
+    if (mode === 'status') this.statusBox.textContent = message;
+    if (mode === 'error') this.errorBox.textContent = `${this.localName}: ${message}`;
+    this.#error = mode === 'error' ? message : null;
   }
 
   #fail(error) {
     this.pause();
-    this.#error = error?.message ?? String(error);
-    this.errorBox.textContent = `${this.localName}: ${this.#error}`;
-    this.errorBox.hidden = false;
-    this.statusBox.hidden = true;
-    this.body.hidden = true;
-    this.toolbar.hidden = true;
+    this.#mode('error', error?.message ?? String(error));
     this.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message: this.#error, error } }));
   }
 
@@ -420,7 +408,7 @@ export class AttnGenerate extends HTMLElementBase {
     const v = this.#view, f = this.frame, theme = this.theme;
     this.layerPicker.value = String(this.layer);
     this.headPicker.value = String(this.head);
-    const where = `layer ${this.layer + 1}, ${this.head === 'mean' ? 'mean of heads' : `head ${this.head + 1}`}`;
+    const where = this.#where();
     this.progress.textContent = `${f.current + 1} / ${f.steps}`;
     this.backButton.disabled = f.current < 0;
     this.forwardButton.disabled = f.current >= f.steps - 1;
@@ -429,6 +417,10 @@ export class AttnGenerate extends HTMLElementBase {
     this.#drawCandidates(f);
     this.#drawHeatmap(v, f, theme, where);
     this.dispatchEvent(new Event('render'));
+  }
+
+  #where() {
+    return `layer ${this.layer + 1}, ${this.head === 'mean' ? 'mean of heads' : `head ${this.head + 1}`}`;
   }
 
   #drawText(v, f, theme) {
@@ -539,22 +531,13 @@ export class AttnGenerate extends HTMLElementBase {
     if (!this.#view) throw new Error(this.#error ?? 'the figure has nothing to export yet');
     const f = this.frame, v = this.#view;
     return generateSVG({ ...f, labels: v.labels, pieces: v.pieces, heatmap: v.size ? canvasDataURL(this.canvas) : null,
-      model: this.model, where: `layer ${this.layer + 1}, ${this.head === 'mean' ? 'mean of heads' : `head ${this.head + 1}`}` },
+      model: this.model, where: this.#where() },
     readTheme(this));
   }
 
   /** The figure now as a PNG image (rasterised from the SVG). */
   async toPNG(options) {
     return svgToPNG(this.toSVG(), options);
-  }
-
-  async #download(kind) {
-    try {
-      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' }) : await this.toPNG();
-      download(blob, `${this.localName}.${kind}`);
-    } catch (error) {
-      this.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message: error.message, error } }));
-    }
   }
 
   // model, prompt, steps, temperature, topP, seed, layer, head as properties (setting one reflects it).

@@ -7,7 +7,7 @@ import { announce } from './a11y.js';
 import { computeWeights, headMatrix, isMasked, runModel } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
-import { download, svgToPNG } from './export.js';
+import { downloadFigure, svgToPNG } from './export.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
 import { DEFAULTS, STATE, STEPS } from './state.js';
@@ -384,13 +384,8 @@ export class AttnElement extends HTMLElementBase {
     return svgToPNG(this.toSVG(), options);
   }
 
-  async #download(kind) {
-    try {
-      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' }) : await this.toPNG();
-      download(blob, `${this.localName}.${kind}`);
-    } catch (error) {
-      this.#reportError(error);
-    }
+  #download(kind) {
+    return downloadFigure(this, kind);
   }
 
   // ——— for subclasses ———
