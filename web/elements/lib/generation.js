@@ -39,6 +39,23 @@ export const OPTIONS = {
   } },
 };
 
+// A byte-fallback piece (ids 3…258 are <0x00>…<0xFF> in llama2.c vocabularies) that is not a
+// character on its own: the model's tokens read as U+FFFD.
+const isByte = (id, token) => id >= 3 && id <= 258 && token === '\uFFFD';
+const byteName = (id) => `<0x${(id - 3).toString(16).toUpperCase().padStart(2, '0')}>`;
+
+/** The text each token adds: a character split into byte pieces shows on its last byte. */
+function joinBytes(ids, tokens) {
+  const out = [...tokens];
+  const decoder = new TextDecoder();
+  for (let j = 0; j < ids.length; j++) {
+    if (!isByte(ids[j], tokens[j])) continue;
+    out[j] = decoder.decode(Uint8Array.of(ids[j] - 3), { stream: true });
+    if (!isByte(ids[j + 1], tokens[j + 1])) out[j] += decoder.decode();
+  }
+  return out;
+}
+
 /** One generation as the figure draws it. */
 export class GenerationView {
   /**
@@ -50,8 +67,10 @@ export class GenerationView {
     this.generation = generation;
     this.steps = generation.steps;
     this.promptLength = run.ids.length;                       // P, BOS included
-    this.pieces = [...run.tokens, ...this.steps.map((s) => s.token)];
-    this.labels = this.pieces.map(tokenLabel);
+    this.ids = [...run.ids, ...this.steps.map((s) => s.id)];
+    const tokens = [...run.tokens, ...this.steps.map((s) => s.token)];
+    this.pieces = joinBytes(this.ids, tokens);
+    this.labels = tokens.map((t, j) => (isByte(this.ids[j], t) ? byteName(this.ids[j]) : tokenLabel(t)));
     this.layers = run.layers.length;
     this.heads = run.layers[0]?.heads ?? 0;
     // Rows exist for every position the model read: the prompt's, then one per step but the last
