@@ -7,7 +7,7 @@
 // One code path serves both run() and greedy(): stepping position by position with a cache is
 // the same arithmetic as the full causal sequence, and keeps a 500-token prompt under a second.
 
-const BOS = 1;
+const BOS = 1, EOS = 2;
 
 /** Parses a llama2.c checkpoint (7 int32 header, then fp32 arrays) into float64 weights. */
 export function readLlama2c(bytes) {
@@ -167,7 +167,7 @@ export class ReferenceTokenizer {
   decode(ids, { prev = BOS, printable = false } = {}) {
     let out = '';
     for (const id of ids) {
-      const piece = this.pieceBytes(prev, id);
+      const piece = id === BOS || id === EOS ? '' : this.pieceBytes(prev, id);  // run.c never prints them
       prev = id;
       if (printable && piece.length === 1) {
         const c = piece.charCodeAt(0);
