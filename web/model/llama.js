@@ -7,6 +7,7 @@
 import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
 import { instantiate, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
+import { cachedLoad, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { readBytes, toUrl } from './source.js';
 
@@ -47,29 +48,9 @@ export function isLanguageModelSource(source, options) {
  * bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are cached.
  */
 export function loadLanguageModel(source, options) {
-  const o = check.options('options', options, ['onProgress', 'tokenizer', 'config']);
-  if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
-    throw new TypeError(`options.onProgress must be a function (got ${check.describe(o.onProgress)})`);
-  const report = (stage, loaded, total) => {
-    try {
-      o.onProgress?.({ stage, loaded, total });
-    } catch (e) {
-      console.warn('attnlens: onProgress threw', e);
-    }
-  };
+  const { o, report } = loadOptions(options, ['onProgress', 'tokenizer', 'config']);
   const parts = describeSource(source, o);
-  const key = parts.key;
-  if (key !== null && cache.has(key)) {
-    const cached = cache.get(key);
-    cached.then(() => report('ready', 1, 1), () => {});
-    return cached;
-  }
-  const pending = load(parts, report);
-  if (key !== null) {
-    cache.set(key, pending);
-    pending.catch(() => cache.delete(key));  // a failed load may be retried
-  }
-  return pending;
+  return cachedLoad(cache, parts.key, report, () => load(parts, report));
 }
 
 // What to read: { name, format: 'llama2c' | 'huggingface' | 'detect', model, config, tokenizer,
