@@ -175,6 +175,7 @@ async function load(parts, report) {
 export class LanguageModel {
   #module;
   #decoder = new TextDecoder();
+  #pieces = new Map();
 
   constructor(module, name) {
     this.#module = module;
@@ -287,10 +288,9 @@ export class LanguageModel {
             result.stopped = 'eos';
             break;
           }
-          const candidateTokens = this.#decode(candidateIds, previous).tokens;
-          const piece = this.#decode(new Int32Array([id]), previous);
-          const candidates = Array.from(candidateIds, (cid, i) => ({ id: cid, token: candidateTokens[i], p: candidateP[i] }));
-          const step = { id, token: piece.tokens[0], position, attention, candidates };
+          const piece = this.#piece(id, previous);
+          const candidates = Array.from(candidateIds, (cid, i) => ({ id: cid, token: this.#piece(cid, previous).token, p: candidateP[i] }));
+          const step = { id, token: piece.token, position, attention, candidates };
           ids.push(id);
           result.tokens.push(step.token);
           result.steps.push(step);
@@ -316,6 +316,19 @@ export class LanguageModel {
         m.lmEnd();
       }
     });
+  }
+
+  // { token, bytes } of one id decoded after `previous`, cached: decoding depends only on the id
+  // and on whether the previous token is BOS.
+  #piece(id, previous) {
+    const key = 2 * id + (previous === BOS ? 1 : 0);
+    let piece = this.#pieces.get(key);
+    if (!piece) {
+      const { tokens, bytes } = this.#decode(new Int32Array([id]), previous);
+      piece = { token: tokens[0], bytes };
+      this.#pieces.set(key, piece);
+    }
+    return piece;
   }
 
   /** Bytes of this model's wasm heap in use and reserved: for leak checks. */
