@@ -496,8 +496,7 @@ std::string lm_begin(std::uintptr_t ids, std::size_t count, std::uint32_t seed_l
   m.session = std::make_unique<attnlens::model::LlamaState>();
   m.net.reset(*m.session, cfg.seq_len);
   m.ids.assign(p, p + count);
-  m.net.prefill(m.ids, *m.session, &m.attention, kernel(simd));
-  std::vector<std::vector<float>>().swap(m.attention);
+  m.net.prefill(m.ids, *m.session, nullptr, kernel(simd));
   m.rng = attnlens::model::Rng(static_cast<std::uint64_t>(seed_high) << 32 | seed_low);
   return {};
 }
