@@ -7,6 +7,7 @@ import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
 import { headMatrix, maskMatrix } from './lib/compute.js';
 import { h, sizeCanvas } from './lib/dom.js';
+import { drawCrosshair } from './lib/crosshair.js';
 import { clip } from './lib/export.js';
 import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
 import { heatmapSVG } from './svg/heatmap.js';
@@ -201,17 +202,7 @@ export class AttnHeatmap extends AttnElement {
       ctx.fillRect(Math.max(0, g - 4), g + q * cell, 3, Math.max(cell, 2));
     }
     const c = this.#cursor;
-    if (c) {
-      ctx.fillStyle = `rgba(${theme.fg.join(',')}, 0.10)`;
-      ctx.fillRect(g, g + c.i * cell, plot, Math.max(cell, 1));
-      ctx.fillRect(g + c.j * cell, g, Math.max(cell, 1), plot);
-      const m = Math.max(cell, 6), x = g + c.j * cell + cell / 2 - m / 2, y = g + c.i * cell + cell / 2 - m / 2;
-      ctx.lineWidth = 2;
-      ctx.strokeStyle = css(theme.bg);
-      ctx.strokeRect(x - 1, y - 1, m + 2, m + 2);
-      ctx.strokeStyle = css(theme.focus);
-      ctx.strokeRect(x, y, m, m);
-    }
+    if (c) drawCrosshair(ctx, { x: g, y: g, cell, rows: l.n, cols: l.n, i: c.i, j: c.j, theme });
     this.#showReadout();
     this.renderStats.overlay++;
   }

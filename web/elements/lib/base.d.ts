@@ -67,6 +67,20 @@ export interface AttnState {
   scale: Scale;
   temperature: number;
   mask: Mask;
+  /** Tokens left out of the picture: texts and indices (see "Hiding tokens" in the README). */
+  hide: ReadonlyArray<string | number>;
+  /** Whether the weights left after hiding are renormalised (each row sums to 1 again). */
+  renormalize: boolean;
+}
+
+/** What `hide` removed (on every figure's result). */
+export interface AttnHidden {
+  /** Tokens hidden (for cross-attention: hidden queries plus hidden keys). */
+  count: number;
+  /** Original indices of the hidden queries and keys. */
+  queries: number[];
+  keys: number[];
+  renormalized: boolean;
 }
 
 export interface AttnChangeDetail<K extends keyof AttnState = keyof AttnState> {
@@ -96,6 +110,10 @@ export interface AttnResult {
   weights: Float32Array[] | Float32Array;
   /** scale / temperature as used by the softmax; null for precomputed weights. */
   scale: number | null;
+  /** What `hide` removed (count 0 when nothing). */
+  hidden?: AttnHidden;
+  /** For each remaining row and column, its index in the data as given (when tokens are hidden). */
+  kept?: { queries: number[]; keys: number[] };
 }
 
 export interface AttnElementEventMap extends Omit<HTMLElementEventMap, 'error' | 'change'> {
@@ -117,6 +135,11 @@ export declare class AttnElement extends HTMLElement {
   scale: Scale;
   temperature: number;
   mask: Mask;
+  /** Tokens to leave out: texts and/or indices; a string is parsed like the attribute ("[CLS] [SEP]", "0 5", or a JSON list). */
+  get hide(): ReadonlyArray<string | number>;
+  set hide(value: ReadonlyArray<string | number> | string | null);
+  /** Renormalise each row over the tokens left after hiding (default false). */
+  renormalize: boolean;
   /** All of the state at once. */
   readonly state: AttnState;
   /** Resolves once everything asked so far is drawn: true, or false in the error state. */

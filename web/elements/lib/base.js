@@ -10,6 +10,7 @@ import { h } from './dom.js';
 import { download, svgToPNG } from './export.js';
 import { singleBundle } from './bundle.js';
 import { exportableData, standaloneHTML } from './standalone.js';
+import { applyFilter, hiddenNote } from './filter.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
 import { DEFAULTS, STATE, STEPS } from './state.js';
@@ -72,8 +73,9 @@ export class AttnElement extends HTMLElementBase {
       type: 'button', class: `export-${kind}`, 'aria-label': `Download the figure as ${kind.toUpperCase()}`,
       onclick: () => this.#download(kind),
     }, kind.toUpperCase());
+    this.hiddenNote = h('span', { class: 'hidden-note', part: 'hidden-note', hidden: true });
     this.toolbar = h('div', { class: 'toolbar', part: 'toolbar' },
-      this.controls, this.layerLabel, this.headLabel, h('span', { class: 'spacer' }),
+      this.controls, this.layerLabel, this.headLabel, this.hiddenNote, h('span', { class: 'spacer' }),
       h('span', { class: 'exports' }, exportButton('svg'), exportButton('png'), exportButton('html')));
     this.statusBox = h('div', { class: 'status', role: 'status' }, 'Loading…');
     this.errorBox = h('div', { class: 'error', role: 'alert', part: 'error', hidden: true });
@@ -235,16 +237,17 @@ export class AttnElement extends HTMLElementBase {
     const after = this.#get(name);
     if (reflect) {
       this.#reflecting = true;
-      if (value === undefined) this.removeAttribute(name);
-      else this.setAttribute(name, String(after));
+      const text = value === undefined ? null : STATE[name].format ? STATE[name].format(after) : String(after);
+      if (text === null) this.removeAttribute(name);
+      else this.setAttribute(name, text);
       this.#reflecting = false;
     }
-    if (before === after) return;
+    if (before === after || (STATE[name].format && STATE[name].format(before) === STATE[name].format(after))) return;
     const recompute = STATE[name].recompute || this.constructor.recomputeOn.includes(name);
     if (this.#result) {
       if (recompute) this.#request(COMPUTE);
       else this.stateChanged(name, after, before) === false || this.#request(VIEW);
-    }
+    } else if (recompute && this.#data) this.#request(COMPUTE);  // e.g. out of an error a bad `hide` caused
     if (this.#connected)
       this.dispatchEvent(new CustomEvent('change', { bubbles: true, detail: { name, value: after, user } }));
   }
@@ -278,7 +281,7 @@ export class AttnElement extends HTMLElementBase {
         if (level >= COMPUTE) {
           if (this.#data.kind !== 'attention') this.#lens ??= await loadEngine();
           if (this.#need >= LOAD) continue;
-          this.#result = this.compute(this.#lens, this.#data, this.state);
+          this.#result = applyFilter(this.compute(this.#lens, this.#data, this.state), this.state);
           for (const name of ['layer', 'head', 'query']) if (name in this.#state) this.#state[name] = this.#clamp(name, this.#state[name]);
           this.#resolveQuery();
         }
@@ -287,6 +290,7 @@ export class AttnElement extends HTMLElementBase {
         this.#width = this.body.clientWidth;
         this.#renderPickers();
         this.render(this.#result);
+        this.#showHidden();
         this.dispatchEvent(new Event('render'));
       } catch (error) {
         if (error?.name === 'AbortError') continue;
@@ -303,12 +307,26 @@ export class AttnElement extends HTMLElementBase {
     this.#data = null;
     this.#result = null;
     this.#status('Loading…');
-    const raw = await readSource(this, this.#dataProperty, abort.signal);
+    const raw = await this.readData(this.#dataProperty, abort.signal);
     if (abort.signal.aborted || this.#need >= LOAD) return false;
     if (raw === null || raw === undefined) {
       this.#status('No data yet: give tokens with Q, K, V, or precomputed attention.');
       return false;
     }
+    const data = await this.checkData(raw);
+    if (abort.signal.aborted || this.#need >= LOAD) return false;
+    this.#data = data;
+    this.#need = Math.max(this.#need, COMPUTE);
+    return true;
+  }
+
+  /** For subclasses: the raw data (the property, or src, a child JSON script, model, attributes). */
+  readData(property, signal) {
+    return readSource(this, property, signal);
+  }
+
+  /** For subclasses: raw data → checked data (a model named by the data is run here). */
+  async checkData(raw) {
     const maxTokens = this.constructor.maxTokens;
     this.#raw = raw;
     let data = parseData(raw, { maxTokens });
@@ -316,10 +334,7 @@ export class AttnElement extends HTMLElementBase {
       this.#lens ??= await loadEngine();
       data = await runModel(this.#lens, data, (tokens) => parseTokens(tokens, maxTokens));
     }
-    if (abort.signal.aborted || this.#need >= LOAD) return false;
-    this.#data = data;
-    this.#need = Math.max(this.#need, COMPUTE);
-    return true;
+    return data;
   }
 
   #status(text) {
@@ -370,9 +385,17 @@ export class AttnElement extends HTMLElementBase {
     fill(this.headPicker, this.headLabel, r.heads, this.head, 'Head');
   }
 
-  /** Tells screen readers (polite live region). */
+  /** Tells screen readers (polite live region), with how many tokens are hidden. */
   say(text) {
-    announce(this.live, text);
+    const note = hiddenNote(this.#result?.hidden);
+    announce(this.live, note ? `${text} (${note}.)` : text);
+  }
+
+  // "2 tokens hidden" in the toolbar when `hide` removed some (filter.js).
+  #showHidden() {
+    const note = hiddenNote(this.#result?.hidden);
+    this.hiddenNote.textContent = note;
+    this.hiddenNote.hidden = !note;
   }
 
   // ——— export ———

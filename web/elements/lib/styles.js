@@ -52,6 +52,7 @@ button[aria-pressed="true"] { background: var(--attn-accent); color: var(--attn-
   clip: rect(0 0 0 0); white-space: nowrap; border: 0;
 }
 .tok { font-weight: 600; }
+.hidden-note { color: var(--attn-muted); font-size: 0.92em; }
 .num { font-variant-numeric: tabular-nums; }
 @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
 `;
