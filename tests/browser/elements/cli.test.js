@@ -1,5 +1,5 @@
 // The command line's output against the elements in Chromium: for every figure, data kind,
-// state and theme, `attnlens render --format svg` is byte-equal to the element's toSVG() and
+// state (hide, the lines' own attributes too) and theme, `attnlens render --format svg` is byte-equal to the element's toSVG() and
 // `--format html` to its toHTML(); the SVG (with hostile tokens) parses as SVG in the browser.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -31,6 +31,10 @@ const CASES = [
   ['bars', LAYERS, { layer: '1', head: '1', query: '0' }],
   ['heads', LAYERS, { layer: '1', head: '2', mask: 'causal' }],
   ['pipeline', SMALL, { query: '1', step: 'softmax', mask: 'causal' }],
+  ['heatmap', TWO_HEADS, { hide: 'The .', renormalize: '', query: 'it' }],
+  ['bars', LAYERS, { hide: '0 2', query: '1' }],
+  ['lines', LAYERS, { layer: '1', heads: 'all', threshold: '0.05' }],
+  ['lines', TWO_HEADS, { key: 'cat', head: '1', hide: '.' }],
 ];
 
 describe('attnlens render = the element in Chromium', () => {
@@ -77,7 +81,7 @@ describe('attnlens render = the element in Chromium', () => {
         const parsed = await parseSVG(page, element.svg);
         assert.equal(parsed.ok, true, parsed.error);
         assert.equal(parsed.scripts, 0);
-        if (data.tokens === HOSTILE && figure !== 'heads')
+        if (data.tokens === HOSTILE && !['heads', 'lines'].includes(figure) && !attributes.hide)
           assert.ok(parsed.texts.some((t) => t.startsWith('<script>')), 'the token shows as text');
       }
       assertClean(page, browser);
