@@ -4,16 +4,16 @@
 // layer/head pickers and the SVG/PNG export. Subclasses implement setup(), render() and svg().
 import { init } from '../../attnlens.js';
 import { announce } from './a11y.js';
-import { computeWeights, headMatrix, isMasked, runModel } from './compute.js';
+import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
-import { download, svgToPNG } from './export.js';
+import { downloadFigure, svgToPNG } from './export.js';
 import { singleBundle } from './bundle.js';
 import { exportableData, standaloneHTML, stateAttributes } from './standalone.js';
 import { applyFilter, hiddenNote } from './filter.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
-import { DEFAULTS, STATE, STEPS } from './state.js';
+import { DEFAULTS, HEAD_AGGREGATES, LAYER_AGGREGATES, STATE, STEPS } from './state.js';
 import { readTheme, watchColorScheme } from './theme.js';
 
 export { STEPS };
@@ -30,10 +30,14 @@ const LOAD = 2, COMPUTE = 1, VIEW = 0, NOTHING = -1;
 export class AttnElement extends HTMLElementBase {
   /** The most tokens this figure shows. */
   static maxTokens = MAX_TOKENS;
+  /** The most tokens with precomputed weights, when more than maxTokens (the heatmap: 8192). */
+  static maxPrecomputedTokens = null;
   /** Per-figure state defaults (e.g. the heatmap starts with no pinned row: query −1). */
   static defaults = {};
   /** Whether the toolbar offers layer/head pickers when the data has several. */
   static pickers = true;
+  /** Whether head may be 'mean'/'max' and layer 'rollout' (the pickers then offer them). */
+  static aggregates = true;
   /** States whose change means computing again, beyond scale/temperature/mask. */
   static recomputeOn = [];
 
@@ -65,8 +69,8 @@ export class AttnElement extends HTMLElementBase {
     this.controls = h('span', { class: 'controls' });
     this.layerPicker = h('select', { 'aria-label': 'Layer' });
     this.headPicker = h('select', { 'aria-label': 'Head' });
-    this.layerPicker.addEventListener('change', () => this.#userSet('layer', Number(this.layerPicker.value)));
-    this.headPicker.addEventListener('change', () => this.#userSet('head', Number(this.headPicker.value)));
+    this.layerPicker.addEventListener('change', () => this.#userSet('layer', STATE.layer.parse(this.layerPicker.value)));
+    this.headPicker.addEventListener('change', () => this.#userSet('head', STATE.head.parse(this.headPicker.value)));
     this.layerLabel = h('label', { hidden: true }, 'Layer', this.layerPicker);
     this.headLabel = h('label', { hidden: true }, 'Head', this.headPicker);
     const exportButton = (kind) => h('button', {
@@ -153,10 +157,13 @@ export class AttnElement extends HTMLElementBase {
   /** The computed result (see compute.js): tokens, n, weights per layer, masks, scale… */
   get result() { return this.#result; }
 
-  /** The current layer and head's n×n weights (rows = queries), or null. */
+  /**
+   * The current layer and head's nQ×nK weights (rows = queries), or null: with head 'mean'/'max'
+   * the element-wise mean/max over the layer's heads, with layer 'rollout' the attention rollout.
+   */
   get weights() {
     const r = this.#result;
-    return r?.weights ? headMatrix(r, this.layer, this.head) : null;
+    return r?.weights ? selectedMatrix(this.#lens, r, this.layer, this.head) : null;
   }
 
   /** Whether cell (query i, key j) is masked out in the current picture. */
@@ -200,6 +207,7 @@ export class AttnElement extends HTMLElementBase {
   #clamp(name, value) {
     const r = this.#result;
     if (!r) return value;
+    if (typeof value === 'string' && (name === 'layer' || name === 'head')) return value;  // an aggregate
     if (name === 'layer') return Math.min(value, r.layers - 1);
     if (name === 'head') return Math.min(value, r.heads - 1);
     if (name === 'query') return Math.max(this.constructor.defaults.query === -1 ? -1 : 0, Math.min(value, r.n - 1));
@@ -278,6 +286,9 @@ export class AttnElement extends HTMLElementBase {
       try {
         if (level >= LOAD && !(await this.#load())) continue;
         if (!this.#data) continue;
+        if (isAggregate(this.layer, this.head) && !this.constructor.aggregates)
+          throw new RangeError(`${this.localName} shows one head at a time: layer and head must be indices ` +
+            `(got layer ${JSON.stringify(this.layer)}, head ${JSON.stringify(this.head)})`);
         if (level >= COMPUTE) {
           if (this.#data.kind !== 'attention') this.#lens ??= await loadEngine();
           if (this.#need >= LOAD) continue;
@@ -286,6 +297,10 @@ export class AttnElement extends HTMLElementBase {
           this.#resolveQuery();
         }
         if (!this.#result) continue;
+        if (isAggregate(this.layer, this.head) && !this.#lens) {
+          this.#lens = await loadEngine();  // precomputed weights: the engine aggregates
+          if (this.#need >= COMPUTE) continue;
+        }
         this.#showBody();
         this.#width = this.body.clientWidth;
         this.#renderPickers();
@@ -329,7 +344,7 @@ export class AttnElement extends HTMLElementBase {
   async checkData(raw) {
     const maxTokens = this.constructor.maxTokens;
     this.#raw = raw;
-    let data = parseData(raw, { maxTokens });
+    let data = parseData(raw, { maxTokens, maxPrecomputedTokens: this.constructor.maxPrecomputedTokens ?? maxTokens });
     if (data.kind === 'model') {
       this.#lens ??= await loadEngine();
       data = await runModel(this.#lens, data, (tokens) => parseTokens(tokens, maxTokens));
@@ -373,16 +388,25 @@ export class AttnElement extends HTMLElementBase {
 
   #renderPickers() {
     const r = this.#result;
-    const fill = (select, label, count, value, name) => {
+    const aggregates = this.constructor.aggregates;
+    const fill = (select, label, count, value, name, extra) => {
       const show = this.constructor.pickers && count > 1;
       label.hidden = !show;
       if (!show) return;
-      if (select.options.length !== count)
-        select.replaceChildren(...Array.from({ length: count }, (_, i) => h('option', { value: i }, `${name} ${i + 1}`)));
+      const key = `${count}/${extra}`;
+      if (select.dataset.options !== key) {
+        select.dataset.options = key;
+        select.replaceChildren(...Array.from({ length: count }, (_, i) => h('option', { value: i }, `${name} ${i + 1}`)),
+          ...extra.map((word) => h('option', { value: word }, word[0].toUpperCase() + word.slice(1))));
+      }
       select.value = String(value);
     };
-    fill(this.layerPicker, this.layerLabel, r.layers, this.layer, 'Layer');
-    fill(this.headPicker, this.headLabel, r.heads, this.head, 'Head');
+    // Rollout multiplies n×n layers: self-attention only.
+    const layerExtra = aggregates && r.layers > 1 && (r.nK ?? r.n) === r.n ? LAYER_AGGREGATES : [];
+    fill(this.layerPicker, this.layerLabel, r.layers, this.layer, 'Layer', layerExtra);
+    fill(this.headPicker, this.headLabel, r.heads, this.head, 'Head', aggregates ? HEAD_AGGREGATES : []);
+    // Rollout averages the heads itself: the head picker has no say.
+    this.headPicker.disabled = this.layer === 'rollout';
   }
 
   /** Tells screen readers (polite live region), with how many tokens are hidden. */
@@ -431,14 +455,8 @@ export class AttnElement extends HTMLElementBase {
     });
   }
 
-  async #download(kind) {
-    try {
-      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' })
-        : kind === 'html' ? new Blob([await this.toHTML()], { type: 'text/html' }) : await this.toPNG();
-      download(blob, `${this.localName}.${kind}`);
-    } catch (error) {
-      this.#reportError(error);
-    }
+  #download(kind) {
+    return downloadFigure(this, kind);
   }
 
   // ——— for subclasses ———
