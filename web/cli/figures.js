@@ -36,7 +36,10 @@ const OWN_STATE = {
 };
 
 /** Figures the command line cannot draw from one data file, and why. */
-const NOT_HERE = { compare: 'it compares two data sources (its a-/b- attributes); use the element and its toSVG()' };
+const NOT_HERE = {
+  compare: 'it compares two data sources (its a-/b- attributes); use the element and its toSVG()',
+  generate: 'it runs a language model token by token in the page; use the element and its toSVG()',
+};
 
 /** Every option some figure takes beyond the shared state. */
 export const OWN_OPTIONS = [...new Set(Object.values(OWN_STATE).flatMap((f) => f.options))];

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 
 import { init } from '../attnlens.js';
-import { runModel } from '../elements/lib/compute.js';
+import { isAggregate, runModel, selectedMatrix } from '../elements/lib/compute.js';
 import { DataError, parseData, parseTokens } from '../elements/lib/data.js';
 import { applyFilter } from '../elements/lib/filter.js';
 import { exportableData, standaloneHTML, stateAttributes } from '../elements/lib/standalone.js';
@@ -129,7 +129,11 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
     throw error;
   }
   checkState(state, result, figure);
-  let svgState = state;
+  // What the elements pass their SVG function besides the state: the matrix shown (aggregated by
+  // the engine for head="mean"/"max" or layer="rollout") and the query's row of it.
+  const weights = Array.isArray(result.weights) && selectedMatrix(isAggregate(state.layer, state.head) ? await engine() : null, result, state.layer, state.head);
+  const nK = result.nK ?? result.n;
+  let svgState = { ...state, weights: weights || undefined, row: weights && state.query >= 0 ? weights.subarray(state.query * nK, (state.query + 1) * nK) : undefined };
   try {
     if (figure.own) svgState = await figure.own.svgState(result, state, own);
   } catch (error) {

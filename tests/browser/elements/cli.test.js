@@ -20,6 +20,8 @@ const two = vectors(SENTENCE, { dK: 8, seed: 51, spread: 2 });  // 8 columns = 2
 const TWO_HEADS = { tokens: SENTENCE, heads: 2, Q: two.json.Q, K: two.json.K, V: two.json.V };
 const LONG = { tokens: Array.from({ length: 70 }, (_, i) => (i > 64 ? '[PAD]' : `t${i}`)), attention: ref.randomAttention(1, 1, 70, 52) };
 const LAYERS = { tokens: HOSTILE, attention: ref.randomAttention(2, 3, HOSTILE.length, 53) };
+const CROSS = { queryTokens: ['le', 'chat', '<dort>'], keyTokens: ['the', 'cat', 'is', 'asleep'],
+  attention: [[[0.7, 0.1, 0.1, 0.1], [0.1, 0.8, 0.05, 0.05], [0.05, 0.05, 0.3, 0.6]]] };
 const SMALL = vectors(['we', 'need', '<more>', 'data'], { dK: 3, seed: 54 }).json;
 
 // [figure, data, state attributes (= CLI options)]
@@ -35,6 +37,11 @@ const CASES = [
   ['bars', LAYERS, { hide: '0 2', query: '1' }],
   ['lines', LAYERS, { layer: '1', heads: 'all', threshold: '0.05' }],
   ['lines', TWO_HEADS, { key: 'cat', head: '1', hide: '.' }],
+  ['heatmap', LAYERS, { layer: '1', head: 'mean', query: '2' }],
+  ['heatmap', LAYERS, { layer: 'rollout' }],
+  ['bars', LAYERS, { head: 'max', query: '3' }],
+  ['heatmap', CROSS, { query: 'chat' }],
+  ['bars', CROSS, { query: '2' }],
 ];
 
 describe('attnlens render = the element in Chromium', () => {

@@ -8,8 +8,6 @@ import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from 
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
 import { downloadFigure, svgToPNG } from './export.js';
-import { singleBundle } from './bundle.js';
-import { exportableData, standaloneHTML, stateAttributes } from './standalone.js';
 import { applyFilter, hiddenNote } from './filter.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
@@ -442,6 +440,8 @@ export class AttnElement extends HTMLElementBase {
    */
   async toHTML({ theme = this.getAttribute('theme') ?? undefined, title } = {}) {
     if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
+    // Loaded on first use: most pages never export a standalone file.
+    const [{ exportableData, standaloneHTML, stateAttributes }, { singleBundle }] = await Promise.all([import('./standalone.js'), import('./bundle.js')]);
     // The data goes in as the JSON child, which wins over data attributes (source.js); `src` and
     // `model` would win over it. Data read from attributes is not written twice.
     const fromAttributes = this.#dataProperty === undefined && !['src', 'model'].some((a) => this.hasAttribute(a))
