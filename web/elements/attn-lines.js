@@ -456,7 +456,7 @@ export class AttnLines extends AttnElement {
   }
 }
 
-function parseThreshold(value) {
+export function parseThreshold(value) {
   const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || x >= 1)
     throw new RangeError(`threshold must be a number from 0 up to (not including) 1 (got ${JSON.stringify(value)})`);

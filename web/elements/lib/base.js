@@ -8,8 +8,6 @@ import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from 
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
 import { downloadFigure, svgToPNG } from './export.js';
-import { singleBundle } from './bundle.js';
-import { exportableData, standaloneHTML } from './standalone.js';
 import { applyFilter, hiddenNote } from './filter.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
@@ -442,9 +440,14 @@ export class AttnElement extends HTMLElementBase {
    */
   async toHTML({ theme = this.getAttribute('theme') ?? undefined, title } = {}) {
     if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
-    const skip = new Set([...SOURCE_ATTRIBUTES, ...Object.keys(STATE), 'theme', 'style']);
-    const state = this.state;
-    const attributes = [...Object.keys(STATE).map((name) => [name, String(state[name])]),
+    // Loaded on first use: most pages never export a standalone file.
+    const [{ exportableData, standaloneHTML, stateAttributes }, { singleBundle }] = await Promise.all([import('./standalone.js'), import('./bundle.js')]);
+    // The data goes in as the JSON child, which wins over data attributes (source.js); `src` and
+    // `model` would win over it. Data read from attributes is not written twice.
+    const fromAttributes = this.#dataProperty === undefined && !['src', 'model'].some((a) => this.hasAttribute(a))
+      && !this.querySelector(':scope > script[type="application/json"]');
+    const skip = new Set([...(fromAttributes ? SOURCE_ATTRIBUTES : ['src', 'model', 'text']), ...Object.keys(STATE), 'theme', 'style']);
+    const attributes = [...stateAttributes(this.state),
       ...[...this.attributes].filter((a) => !skip.has(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
     return standaloneHTML({
       tag: this.localName, attributes, data: exportableData(this.#raw, this.#data), bundle: await singleBundle(),
