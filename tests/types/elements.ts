@@ -1,7 +1,7 @@
 // The figures, `attnlens/elements` (registers all four) and one element on its own.
 import 'attnlens/elements';
 import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnLines, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
-import type { AttnData, AttnState } from 'attnlens/elements';
+import type { AttnData, AttnState, StandaloneOptions } from 'attnlens/elements';
 import { AttnHeatmap as SameHeatmap } from 'attnlens/elements/attn-heatmap.js';
 import 'attnlens/elements/attn-bars.js';
 import 'attnlens/elements/attn-pipeline.js';
@@ -31,13 +31,19 @@ const state: AttnState = heatmap.state;
 const drawn: Promise<boolean> = heatmap.updateComplete;
 const message: string | null = heatmap.error;
 const svg: string = bars.toSVG();
+const narrow: string = bars.toSVG({ width: 320 });
 const png: Promise<Blob> = bars.toPNG({ pixelRatio: 2 });
+const html: Promise<string> = heatmap.toHTML({ theme: 'dark', title: 'Figure 1' });
+const standalone: StandaloneOptions = {};
+const htmlDefault: Promise<string> = heads.toHTML(standalone);
 heatmap.addEventListener('change', (event) => { const user: boolean = event.detail.user; });
 heatmap.addEventListener('error', (event) => { const text: string = event.detail.message; });
 const engine: Promise<Lens> = loadEngine();
 const limit: number = MAX_TOKENS;
 try { parseData({ tokens: [] }); } catch (e) { if (e instanceof DataError) e.message; }
 
+// @ts-expect-error not a theme
+heatmap.toHTML({ theme: 'sepia' });
 const lines: AttnLines = document.createElement('attn-lines');
 const sameLines: SameLines = lines;
 lines.selectedHeads = 'all';

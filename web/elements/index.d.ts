@@ -9,7 +9,7 @@ export { AttnCompare } from './attn-compare.js';
 export { AttnElement, loadEngine } from './lib/base.js';
 export type {
   AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, Mask, ModelData,
-  Numbers, ProjectionData, Scale, Step, VectorData,
+  Numbers, ProjectionData, Scale, Step, StandaloneOptions, VectorData,
 } from './lib/base.js';
 
 export declare class DataError extends Error {}

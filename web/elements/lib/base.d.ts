@@ -156,10 +156,15 @@ export declare class AttnElement extends HTMLElement {
   readonly effectiveScale: number | null;
   /** Whether cell (query i, key j) is masked out. */
   isMasked(i: number, j: number): boolean;
-  /** The figure as a standalone SVG document. */
-  toSVG(): string;
+  /** The figure as a standalone SVG document; `width`: the size it shows at (it scales). */
+  toSVG(options?: { width?: number }): string;
   /** The figure as a PNG (rasterised from the SVG; pixelRatio default 2). */
   toPNG(options?: { pixelRatio?: number }): Promise<Blob>;
+  /**
+   * The figure as one self-contained HTML file (engine, wasm, elements, data and the current
+   * state inlined; no request at all): opens offline from file:// or any static host, interactive.
+   */
+  toHTML(options?: StandaloneOptions): Promise<string>;
   /** Redraw, e.g. after changing --attn-* custom properties from script. */
   redraw(): void;
   addEventListener<K extends keyof AttnElementEventMap>(type: K, listener: (this: this, ev: AttnElementEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
@@ -169,3 +174,11 @@ export declare class AttnElement extends HTMLElement {
 /** The engine every figure on the page shares (loaded on first use). */
 export declare function loadEngine(): Promise<Lens>;
 export declare const STEPS: readonly Step[];
+
+/** Options of `toHTML()`. */
+export interface StandaloneOptions {
+  /** Force a theme; default: the figure's `theme` attribute, else the reader's colour scheme. */
+  theme?: 'light' | 'dark';
+  /** The document's <title> (default "attnlens: <element name>"). */
+  title?: string;
+}

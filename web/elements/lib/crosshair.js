@@ -1,11 +1,14 @@
 // The crosshair of the matrix figures (heatmap, compare): a faint band along row i and column j
-// of a plot at (x, y) with square cells, and a ring around the cell in the focus colour.
+// of a plot at (x, y) with square cells, and a ring around the cell in the focus colour. `window`
+// ({ x, y, width, height }, default the whole table) is the visible part of a zoomed plot: the
+// bands stay inside it.
 import { css } from './color.js';
 
-export function drawCrosshair(ctx, { x, y, cell, rows, cols, i, j, theme }) {
+export function drawCrosshair(ctx, { x, y, cell, rows, cols, i, j, theme, window }) {
+  const w = window ?? { x, y, width: cell * cols, height: cell * rows };
   ctx.fillStyle = `rgba(${theme.fg.join(',')}, 0.10)`;
-  ctx.fillRect(x, y + i * cell, cell * cols, Math.max(cell, 1));
-  ctx.fillRect(x + j * cell, y, Math.max(cell, 1), cell * rows);
+  ctx.fillRect(w.x, y + i * cell, w.width, Math.max(cell, 1));
+  ctx.fillRect(x + j * cell, w.y, Math.max(cell, 1), w.height);
   const m = Math.max(cell, 6), left = x + (j + 0.5) * cell - m / 2, top = y + (i + 0.5) * cell - m / 2;
   ctx.lineWidth = 2;
   ctx.strokeStyle = css(theme.bg);

@@ -13,9 +13,24 @@ function index(name, value) {
   return n;
 }
 
+// Aggregates a figure can show instead of one layer or head (compute.js selectedMatrix).
+export const HEAD_AGGREGATES = ['mean', 'max'];
+export const LAYER_AGGREGATES = ['rollout'];
+
+// An index, or one of the named aggregates (case and spaces ignored).
+function indexOr(name, value, named) {
+  const word = typeof value === 'string' ? value.trim().toLowerCase() : null;
+  if (named.includes(word)) return word;
+  try {
+    return index(name, value);
+  } catch {
+    throw new RangeError(`${name} must be a whole number ≥ 0 or ${named.map((w) => `"${w}"`).join(' or ')} (got ${JSON.stringify(value)})`);
+  }
+}
+
 export const STATE = {
-  layer: { parse: (v) => index('layer', v) },
-  head: { parse: (v) => index('head', v) },
+  layer: { parse: (v) => indexOr('layer', v, LAYER_AGGREGATES) },
+  head: { parse: (v) => indexOr('head', v, HEAD_AGGREGATES) },
   query: {
     parse(v) {
       if (v === null || v === 'none' || v === -1 || v === '-1' || v === '') return -1;

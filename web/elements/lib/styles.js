@@ -29,6 +29,7 @@ export const baseCSS = `${themeCSS}
 .toolbar:empty { display: none; }
 .toolbar .controls { display: contents; }
 .toolbar .spacer { flex: 1 1 auto; }
+.toolbar .exports { display: inline-flex; gap: 6px; }
 .toolbar label { display: inline-flex; gap: 4px; align-items: center; color: var(--attn-muted); }
 button, select, input { font: inherit; color: inherit; }
 button, select {
