@@ -12,13 +12,15 @@ import {
 const PER_LINE = 4000, CHARS = 16, WIDTH = 560;
 
 /**
- * state = { layer, heads: head ids, focus: { side: 'query' | 'key', index } | null, threshold }.
+ * state = { layer, heads: head ids, focus: { side: 'query' | 'key', index } | null, threshold,
+ * weights (optional: the matrix of each head in `heads`, as shown; needed for aggregates) };
+ * options = { width } (the width it shows at; default 560).
  */
-export function linesSVG(result, theme, state) {
+export function linesSVG(result, theme, state, { width = WIDTH } = {}) {
   const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
   const longest = Math.max(...queryTokens.map((t) => Math.min(t.length, CHARS)), ...keyTokens.map((t) => Math.min(t.length, CHARS)));
-  const layout = linesLayout({ nQ, nK, width: WIDTH, labelWidth: longest * 6.6 });
-  const layers = headLayers(result, state.layer, state.heads, theme);
+  const layout = linesLayout({ nQ, nK, width, labelWidth: longest * 6.6 });
+  const layers = headLayers(result, state.layer, state.heads, theme, state.weights && ((l, h) => state.weights[state.heads.indexOf(h)]));
   const { focus, threshold } = state;
   const legendH = 22, top = legendH;
   const y = (i) => top + rowY(layout, i);
