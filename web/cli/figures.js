@@ -30,7 +30,7 @@ export async function figures() {
         throw error;
       }
       const element = Object.values(module).find((v) => typeof v === 'function' && v.prototype instanceof AttnElement);
-      if (element) out[name] = { name, tag, svg, element };
+      if (element && element.cli !== false) out[name] = { name, tag, svg, element };
     }
     return out;
   })();

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 
 import { init } from '../attnlens.js';
 import { runModel } from '../elements/lib/compute.js';
+import { applyFilter } from '../elements/lib/filter.js';
 import { DataError, parseData, parseTokens } from '../elements/lib/data.js';
 import { exportableData, standaloneHTML } from '../elements/lib/standalone.js';
 import { DEFAULTS, STATE } from '../elements/lib/state.js';
@@ -116,7 +117,7 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   let data = parseData(input, { maxTokens: element.maxTokens });
   if (data.kind === 'model') data = await runModel(await engine(), data, (tokens) => parseTokens(tokens, element.maxTokens));
   const state = stateFor(figure, data, given);
-  const result = element.prototype.compute(data.kind === 'attention' ? null : await engine(), data, state);
+  const result = applyFilter(element.prototype.compute(data.kind === 'attention' ? null : await engine(), data, state), state);
   checkState(state, result, figure);
 
   if (format === 'html') {

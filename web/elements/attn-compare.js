@@ -37,6 +37,8 @@ const SIDE_ATTRIBUTES = ['src', 'model', 'text', 'head', 'layer', 'label'].flatM
 
 export class AttnCompare extends AttnElement {
   static styles = [STYLE];
+  /** Two sources do not fit the command line's one data file (web/cli). */
+  static cli = false;
   static defaults = { query: -1 };
   static get observedAttributes() {
     return [...super.observedAttributes, 'view', ...SIDE_ATTRIBUTES];
