@@ -8,6 +8,8 @@ import 'attnlens/elements/attn-pipeline.js';
 import 'attnlens/elements/attn-heads.js';
 import { AttnLines as SameLines } from 'attnlens/elements/attn-lines.js';
 import { AttnCompare } from 'attnlens/elements/attn-compare.js';
+import { AttnGenerate } from 'attnlens/elements/attn-generate.js';
+import type { GenerateFrame } from 'attnlens/elements';
 import type { Lens } from 'attnlens';
 
 const heatmap: AttnHeatmap = document.createElement('attn-heatmap');
@@ -78,4 +80,19 @@ heatmap.data = { tokens: [1, 2], Q: [[1]], K: [[1]] };
 // @ts-expect-error weights are read-only
 heatmap.weights = new Float32Array(4);
 
-export { same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };
+const writer: AttnGenerate = document.createElement('attn-generate');
+writer.prompt = 'Once upon a time';
+writer.head = 'mean';
+writer.head = 3;
+writer.topP = 0.9;
+writer.current = -1;
+writer.stepForward();
+const frame: GenerateFrame | null = writer.frame;
+writer.addEventListener('change', (event) => { const at: number | 'mean' = event.detail.value; });
+writer.addEventListener('generate', (event) => { const ids: Int32Array = event.detail.generation.ids; });
+// @ts-expect-error head is an index or 'mean'
+writer.head = 'max';
+// @ts-expect-error playing is read-only
+writer.playing = true;
+
+export { frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };

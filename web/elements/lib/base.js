@@ -7,7 +7,7 @@ import { announce } from './a11y.js';
 import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
-import { download, svgToPNG } from './export.js';
+import { downloadFigure, svgToPNG } from './export.js';
 import { singleBundle } from './bundle.js';
 import { exportableData, standaloneHTML } from './standalone.js';
 import { applyFilter, hiddenNote } from './filter.js';
@@ -452,14 +452,8 @@ export class AttnElement extends HTMLElementBase {
     });
   }
 
-  async #download(kind) {
-    try {
-      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' })
-        : kind === 'html' ? new Blob([await this.toHTML()], { type: 'text/html' }) : await this.toPNG();
-      download(blob, `${this.localName}.${kind}`);
-    } catch (error) {
-      this.#reportError(error);
-    }
+  #download(kind) {
+    return downloadFigure(this, kind);
   }
 
   // ——— for subclasses ———

@@ -94,3 +94,14 @@ export function download(blob, filename) {
   a.click();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+/** Saves a figure's toSVG() or toPNG() as `<tag name>.svg|png`; a failure becomes its `error` event. */
+export async function downloadFigure(figure, kind) {
+  try {
+    const blob = kind === 'svg' ? new Blob([figure.toSVG()], { type: 'image/svg+xml' })
+      : kind === 'html' ? new Blob([await figure.toHTML()], { type: 'text/html' }) : await figure.toPNG();
+    download(blob, `${figure.localName}.${kind}`);
+  } catch (error) {
+    figure.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message: error.message, error } }));
+  }
+}
