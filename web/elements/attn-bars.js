@@ -179,8 +179,8 @@ export class AttnBars extends AttnElement {
     }
   }
 
-  svg(result, theme) {
-    return barsSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, row: this.row });
+  svg(result, theme, options) {
+    return barsSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, row: this.row }, options);
   }
 }
 

@@ -152,8 +152,8 @@ export class AttnHeads extends AttnElement {
     this.#cells()[to].focus();
   }
 
-  svg(result, theme) {
-    return headsSVG(result, theme, { layer: this.layer, head: this.head });
+  svg(result, theme, options) {
+    return headsSVG(result, theme, { layer: this.layer, head: this.head }, options);
   }
 }
 

@@ -9,6 +9,7 @@ import { css } from './lib/color.js';
 import { isAggregate, maskMatrix } from './lib/compute.js';
 import { MAX_PRECOMPUTED_TOKENS } from './lib/data.js';
 import { h, sizeCanvas } from './lib/dom.js';
+import { drawCrosshair } from './lib/crosshair.js';
 import { clip } from './lib/export.js';
 import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
@@ -376,15 +377,8 @@ export class AttnHeatmap extends AttnElement {
     }
     const c = this.#cursor;
     if (c) {
-      ctx.fillStyle = `rgba(${theme.fg.join(',')}, 0.10)`;
-      ctx.fillRect(g, top(c.i), plot, Math.max(cell, 1));
-      ctx.fillRect(left(c.j), g, Math.max(cell, 1), tall);
-      const m = Math.max(cell, 6), x = left(c.j) + cell / 2 - m / 2, y = top(c.i) + cell / 2 - m / 2;
-      ctx.lineWidth = 2;
-      ctx.strokeStyle = css(theme.bg);
-      ctx.strokeRect(x - 1, y - 1, m + 2, m + 2);
-      ctx.strokeStyle = css(theme.focus);
-      ctx.strokeRect(x, y, m, m);
+      drawCrosshair(ctx, { x: left(0), y: top(0), cell, rows: l.nQ ?? l.n, cols: l.nK ?? l.n, i: c.i, j: c.j, theme,
+        window: { x: g, y: g, width: plot, height: tall } });
     }
     ctx.restore();
     this.#showReadout();
@@ -533,8 +527,8 @@ export class AttnHeatmap extends AttnElement {
 
   // ——— export ———
 
-  svg(result, theme) {
-    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, weights: this.weights });
+  svg(result, theme, options) {
+    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, weights: this.weights }, options);
   }
 }
 

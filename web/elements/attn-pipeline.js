@@ -207,8 +207,8 @@ export class AttnPipeline extends AttnElement {
     }
   }
 
-  svg(result, theme) {
-    return pipelineSVG(result, theme, { query: this.query, mask: this.mask });
+  svg(result, theme, options) {
+    return pipelineSVG(result, theme, { query: this.query, mask: this.mask }, options);
   }
 }
 

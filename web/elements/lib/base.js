@@ -7,7 +7,10 @@ import { announce } from './a11y.js';
 import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
-import { download, svgToPNG } from './export.js';
+import { downloadFigure, svgToPNG } from './export.js';
+import { singleBundle } from './bundle.js';
+import { exportableData, standaloneHTML } from './standalone.js';
+import { applyFilter, hiddenNote } from './filter.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
 import { DEFAULTS, HEAD_AGGREGATES, LAYER_AGGREGATES, STATE, STEPS } from './state.js';
@@ -46,6 +49,7 @@ export class AttnElement extends HTMLElementBase {
   #queryText = null;     // query given as a token's text, resolved when the tokens are known
   #dataProperty;         // what was assigned to .data (undefined: read the source from the DOM)
   #data = null;          // checked data
+  #raw = null;           // the data as read (for toHTML)
   #result = null;        // computed attention
   #error = null;
   #lens = null;
@@ -73,9 +77,10 @@ export class AttnElement extends HTMLElementBase {
       type: 'button', class: `export-${kind}`, 'aria-label': `Download the figure as ${kind.toUpperCase()}`,
       onclick: () => this.#download(kind),
     }, kind.toUpperCase());
+    this.hiddenNote = h('span', { class: 'hidden-note', part: 'hidden-note', hidden: true });
     this.toolbar = h('div', { class: 'toolbar', part: 'toolbar' },
-      this.controls, this.layerLabel, this.headLabel, h('span', { class: 'spacer' }),
-      exportButton('svg'), exportButton('png'));
+      this.controls, this.layerLabel, this.headLabel, this.hiddenNote, h('span', { class: 'spacer' }),
+      h('span', { class: 'exports' }, exportButton('svg'), exportButton('png'), exportButton('html')));
     this.statusBox = h('div', { class: 'status', role: 'status' }, 'Loading…');
     this.errorBox = h('div', { class: 'error', role: 'alert', part: 'error', hidden: true });
     this.body = h('div', { class: 'body', part: 'body', hidden: true });
@@ -240,16 +245,17 @@ export class AttnElement extends HTMLElementBase {
     const after = this.#get(name);
     if (reflect) {
       this.#reflecting = true;
-      if (value === undefined) this.removeAttribute(name);
-      else this.setAttribute(name, String(after));
+      const text = value === undefined ? null : STATE[name].format ? STATE[name].format(after) : String(after);
+      if (text === null) this.removeAttribute(name);
+      else this.setAttribute(name, text);
       this.#reflecting = false;
     }
-    if (before === after) return;
+    if (before === after || (STATE[name].format && STATE[name].format(before) === STATE[name].format(after))) return;
     const recompute = STATE[name].recompute || this.constructor.recomputeOn.includes(name);
     if (this.#result) {
       if (recompute) this.#request(COMPUTE);
       else this.stateChanged(name, after, before) === false || this.#request(VIEW);
-    }
+    } else if (recompute && this.#data) this.#request(COMPUTE);  // e.g. out of an error a bad `hide` caused
     if (this.#connected)
       this.dispatchEvent(new CustomEvent('change', { bubbles: true, detail: { name, value: after, user } }));
   }
@@ -286,7 +292,7 @@ export class AttnElement extends HTMLElementBase {
         if (level >= COMPUTE) {
           if (this.#data.kind !== 'attention') this.#lens ??= await loadEngine();
           if (this.#need >= LOAD) continue;
-          this.#result = this.compute(this.#lens, this.#data, this.state);
+          this.#result = applyFilter(this.compute(this.#lens, this.#data, this.state), this.state);
           for (const name of ['layer', 'head', 'query']) if (name in this.#state) this.#state[name] = this.#clamp(name, this.#state[name]);
           this.#resolveQuery();
         }
@@ -299,6 +305,7 @@ export class AttnElement extends HTMLElementBase {
         this.#width = this.body.clientWidth;
         this.#renderPickers();
         this.render(this.#result);
+        this.#showHidden();
         this.dispatchEvent(new Event('render'));
       } catch (error) {
         if (error?.name === 'AbortError') continue;
@@ -315,22 +322,34 @@ export class AttnElement extends HTMLElementBase {
     this.#data = null;
     this.#result = null;
     this.#status('Loading…');
-    const raw = await readSource(this, this.#dataProperty, abort.signal);
+    const raw = await this.readData(this.#dataProperty, abort.signal);
     if (abort.signal.aborted || this.#need >= LOAD) return false;
     if (raw === null || raw === undefined) {
       this.#status('No data yet: give tokens with Q, K, V, or precomputed attention.');
       return false;
     }
+    const data = await this.checkData(raw);
+    if (abort.signal.aborted || this.#need >= LOAD) return false;
+    this.#data = data;
+    this.#need = Math.max(this.#need, COMPUTE);
+    return true;
+  }
+
+  /** For subclasses: the raw data (the property, or src, a child JSON script, model, attributes). */
+  readData(property, signal) {
+    return readSource(this, property, signal);
+  }
+
+  /** For subclasses: raw data → checked data (a model named by the data is run here). */
+  async checkData(raw) {
     const maxTokens = this.constructor.maxTokens;
+    this.#raw = raw;
     let data = parseData(raw, { maxTokens, maxPrecomputedTokens: this.constructor.maxPrecomputedTokens ?? maxTokens });
     if (data.kind === 'model') {
       this.#lens ??= await loadEngine();
       data = await runModel(this.#lens, data, (tokens) => parseTokens(tokens, maxTokens));
     }
-    if (abort.signal.aborted || this.#need >= LOAD) return false;
-    this.#data = data;
-    this.#need = Math.max(this.#need, COMPUTE);
-    return true;
+    return data;
   }
 
   #status(text) {
@@ -390,17 +409,25 @@ export class AttnElement extends HTMLElementBase {
     this.headPicker.disabled = this.layer === 'rollout';
   }
 
-  /** Tells screen readers (polite live region). */
+  /** Tells screen readers (polite live region), with how many tokens are hidden. */
   say(text) {
-    announce(this.live, text);
+    const note = hiddenNote(this.#result?.hidden);
+    announce(this.live, note ? `${text} (${note}.)` : text);
+  }
+
+  // "2 tokens hidden" in the toolbar when `hide` removed some (filter.js).
+  #showHidden() {
+    const note = hiddenNote(this.#result?.hidden);
+    this.hiddenNote.textContent = note;
+    this.hiddenNote.hidden = !note;
   }
 
   // ——— export ———
 
-  /** The current figure as a standalone SVG document (a string). */
-  toSVG() {
+  /** The current figure as a standalone SVG document (a string); `width`: the size it shows at. */
+  toSVG(options) {
     if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
-    return this.svg(this.#result, readTheme(this));
+    return this.svg(this.#result, readTheme(this), options);
   }
 
   /** The current figure as a PNG image (rasterised from the SVG). */
@@ -408,13 +435,25 @@ export class AttnElement extends HTMLElementBase {
     return svgToPNG(this.toSVG(), options);
   }
 
-  async #download(kind) {
-    try {
-      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' }) : await this.toPNG();
-      download(blob, `${this.localName}.${kind}`);
-    } catch (error) {
-      this.#reportError(error);
-    }
+  /**
+   * The figure as one self-contained HTML file (a string): engine, elements, data and the current
+   * state inlined; opens offline from file:// and stays interactive. `theme`: 'light' or 'dark'
+   * to force one (default: the figure's theme attribute, else the reader's colour scheme).
+   */
+  async toHTML({ theme = this.getAttribute('theme') ?? undefined, title } = {}) {
+    if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
+    const skip = new Set([...SOURCE_ATTRIBUTES, ...Object.keys(STATE), 'theme', 'style']);
+    const state = this.state;
+    const attributes = [...Object.keys(STATE).map((name) => [name, String(state[name])]),
+      ...[...this.attributes].filter((a) => !skip.has(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
+    return standaloneHTML({
+      tag: this.localName, attributes, data: exportableData(this.#raw, this.#data), bundle: await singleBundle(),
+      theme: theme === 'light' || theme === 'dark' ? theme : undefined, title,
+    });
+  }
+
+  #download(kind) {
+    return downloadFigure(this, kind);
   }
 
   // ——— for subclasses ———

@@ -3,6 +3,7 @@
 // temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
 // over the kept keys), since there are no scores to recompute.
 import { paddingGuess } from './data.js';
+import { tokenLabel } from './tokens.js';
 
 /** 'auto' → 1/√d, 'none' → 1, or the number itself; divided by the temperature. */
 export function effectiveScale(scale, temperature, d) {
@@ -187,7 +188,8 @@ export function computeSteps(lens, data, state, head) {
 
 /**
  * A model run by the model add-on (`lens.loadModel`, web/model/): `model` is "use-lite" (the
- * model shipped next to the engine) or the same-site URL of a model file. The add-on returns
+ * model shipped next to the engine), "stories260K" (the bundled causal LM: its attention is
+ * causal, BOS shows as <s>) or the same-site URL of a model file. The add-on returns
  * { tokens, layers: [{ heads, attention: Float32Array[heads·n·n] }] }; this turns it into
  * precomputed-attention data. The only place that knows the add-on's shape.
  */
@@ -196,11 +198,12 @@ export async function runModel(lens, { model, text }, parseTokens) {
     throw new Error(`model="${model}" needs the attnlens model add-on, which is not part of this build`);
   const loaded = await lens.loadModel(model === 'use-lite' ? undefined : model);
   const run = await loaded.run(text);
-  // SentencePiece marks a word start with ▁; show the word itself.
-  const tokens = parseTokens(run.tokens.map((t) => (t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
+  // SentencePiece marks a word start with ▁ (or a space, for stories260K); show the word itself.
+  const causal = loaded.kind === 'causal-lm';
+  const tokens = parseTokens(run.tokens.map((t) => (causal ? tokenLabel(t) : t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
   const heads = run.layers[0]?.heads ?? 0;
   return Object.freeze({
-    kind: 'attention', tokens, n: tokens.length, keyMask: null, causal: false,
+    kind: 'attention', tokens, n: tokens.length, keyMask: null, causal,
     layers: run.layers.length, heads, weights: run.layers.map((layer) => layer.attention),
   });
 }

@@ -1,6 +1,8 @@
 // The figures' state: layer, head, query, step, scale, temperature, mask. Each has a parser
 // (attribute text or property value → value, RangeError when invalid) and says whether a change
-// means computing again (otherwise only the view is redrawn).
+// means computing again (otherwise only the view is redrawn). `format` (optional) turns a value
+// back into attribute text (null: remove the attribute).
+import { formatHide, parseHide } from './filter.js';
 
 export const STEPS = ['scores', 'scale', 'mask', 'softmax', 'weights', 'output'];
 const MASKS = ['none', 'causal', 'padding', 'causal padding'];
@@ -76,4 +78,13 @@ export const STATE = {
     },
   },
 };
+// Token hiding (filter.js): which tokens to leave out, and whether the kept weights are renormalised.
+STATE.hide = { recompute: true, parse: parseHide, format: formatHide };
+STATE.renormalize = {
+  recompute: true,
+  parse: (v) => v !== false && v !== 'false',
+  format: (v) => (v ? '' : null),
+};
+
 export const DEFAULTS = { layer: 0, head: 0, query: 0, step: 'weights', scale: 'auto', temperature: 1, mask: null };
+Object.assign(DEFAULTS, { hide: Object.freeze([]), renormalize: false });

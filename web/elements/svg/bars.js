@@ -6,7 +6,7 @@ import { clip, hatchDef, svgDocument, tag, text } from '../lib/export.js';
 import { selectionLabel } from '../lib/selection.js';
 
 /** state: { layer, head, query, row (the query's weights; needed for mean/max/rollout, which the engine computes) }. */
-export function barsSVG(result, theme, { layer = 0, head = 0, query = 0, row: shown } = {}) {
+export function barsSVG(result, theme, { layer = 0, head = 0, query = 0, row: shown } = {}, { width: displayWidth } = {}) {
   const { tokens } = result, keys = result.keyTokens ?? tokens, nK = keys.length;
   const q = query, row = shown ?? headMatrix(result, layer, head).subarray(q * nK, (q + 1) * nK);
   const rowH = 20, label = 96, barW = 260, top = 30;
@@ -21,7 +21,7 @@ export function barsSVG(result, theme, { layer = 0, head = 0, query = 0, row: sh
       text({ x: label + barW + 6, y: y + 13, 'font-size': 11, fill: hex(theme.muted) }, masked ? 'masked' : fmt(row[j])));
   });
   return svgDocument({
-    width: label + barW + 56, height: top + keys.length * rowH + 8, theme, body: parts.join(''),
+    displayWidth, width: label + barW + 56, height: top + keys.length * rowH + 8, theme, body: parts.join(''),
     title: `Attention weights of ${clip(tokens[q], 40)} over ${keys.length} ${keys === tokens ? '' : 'key '}tokens` +
       (result.layers > 1 || result.heads > 1 || isAggregate(layer, head) ? ` (${selectionLabel(result, layer, head)})` : ''),
   });

@@ -6,7 +6,7 @@ import { hatchDef, svgDocument, tag, text } from '../lib/export.js';
 import { matrixImageSVG } from './matrix-image.js';
 
 /** state: { layer, head } (the chosen thumbnail). */
-export function headsSVG(result, theme, { layer = 0, head = 0 } = {}) {
+export function headsSVG(result, theme, { layer = 0, head = 0 } = {}, { width: displayWidth } = {}) {
   const { n, layers, heads } = result, nK = result.nK ?? n;
   const size = 72, gap = 10, left = 64, top = 10;
   const masked = maskMatrix(result.masks, n, nK);
@@ -29,7 +29,7 @@ export function headsSVG(result, theme, { layer = 0, head = 0 } = {}) {
   }
   const defs = masked ? tag('defs', {}, hatchDef('attn-hatch', theme)) : '';
   return svgDocument({
-    width: left + heads * (size + gap) + 6, height: top + layers * (size + 26) + 4, theme, body: defs + parts.join(''),
+    displayWidth, width: left + heads * (size + gap) + 6, height: top + layers * (size + 26) + 4, theme, body: defs + parts.join(''),
     title: `Attention of ${nK === n ? `${n} tokens` : `${n} query × ${nK} key tokens`}, ${layers} layer(s) × ${heads} head(s): ${result.tokens.join(' ').slice(0, 4000)}`,
   });
 }

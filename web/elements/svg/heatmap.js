@@ -13,7 +13,7 @@ import { matrixImageSVG } from './matrix-image.js';
  * (the nQ×nK matrix shown; needed for aggregates, which the engine computes) }. Cross-attention
  * results (nK ≠ nQ, keyTokens) give a non-square table.
  */
-export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1, weights: shown } = {}) {
+export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1, weights: shown } = {}, { width: displayWidth } = {}) {
   const { n, tokens } = result, nK = result.nK ?? n, keys = result.keyTokens ?? tokens;
   const weights = shown ?? headMatrix(result, layer, head);
   const masked = maskMatrix(result.masks, n, nK);
@@ -71,5 +71,8 @@ export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1, wei
   const shape = keys === tokens ? `${n} tokens` : `${n} query × ${nK} key tokens`;
   const what = result.layers > 1 || result.heads > 1 || isAggregate(layer, head) ? `, ${selectionLabel(result, layer, head)}` : '';
   const title = `Attention weights of ${shape}${what} (rows: queries, columns: keys)`;
-  return svgDocument({ width: gutter + plot + 20, height: y + 6, title, theme, body: parts.join('') });
+  // Wide enough for the legend (and the row's caption, ~6.2 px a character at 11 px) when the plot is small.
+  const caption = query >= 0 ? 6.2 * (clip(tokens[query], 40).length + 16) : 0;
+  const width = Math.max(gutter + plot + 20, gutter + (masked ? 230 : 160), gutter + caption);
+  return svgDocument({ width, height: y + 6, title, theme, body: parts.join(''), displayWidth });
 }
