@@ -25,7 +25,8 @@ const STYLE = `
 .plot.zoomable { touch-action: pan-x pan-y; }
 .plot.zoomed { touch-action: none; cursor: grab; }
 .zoombar { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; margin: 4px 0; color: var(--attn-muted); font-size: 11px; }
-.zoombar canvas { display: block; border: 1px solid var(--attn-line); cursor: pointer; }
+.plot .minimap { position: absolute; top: 4px; right: 4px; border: 1px solid var(--attn-line); outline: 2px solid var(--attn-bg); cursor: pointer; opacity: 0.92; }
+.plot .minimap[hidden] { display: none; }
 .plot canvas { display: block; }
 .plot .overlay { position: absolute; inset: 0; pointer-events: none; }
 .readout { min-height: 1.4em; margin: 4px 0; color: var(--attn-muted); overflow-wrap: anywhere; }
@@ -78,7 +79,9 @@ export class AttnHeatmap extends AttnElement {
     this.legend.append(this.legendNote);
     this.minimap = h('canvas', { class: 'minimap', part: 'minimap', 'aria-hidden': 'true', title: 'Click to move the zoomed window' });
     this.zoomText = h('span', { class: 'zoom-level' });
-    this.zoombar = h('div', { class: 'zoombar', part: 'zoombar', hidden: true }, this.minimap, this.zoomText);
+    this.minimap.hidden = true;
+    this.plot.append(this.minimap);  // over the plot's top-right corner, in view while zooming
+    this.zoombar = h('div', { class: 'zoombar', part: 'zoombar', hidden: true }, this.zoomText);
     const zoomButton = (cls, label, text, run) => h('button', { type: 'button', class: cls, 'aria-label': label, title: label, onclick: run }, text);
     this.zoomInButton = zoomButton('zoom-in', 'Zoom in (+)', '+', () => this.zoomBy(2));
     this.zoomOutButton = zoomButton('zoom-out', 'Zoom out (−)', '−', () => this.zoomBy(0.5));
@@ -86,11 +89,14 @@ export class AttnHeatmap extends AttnElement {
     this.zoomControls = h('span', { class: 'zoom-controls', hidden: true }, this.zoomInButton, this.zoomOutButton, this.zoomResetButton);
     this.controls.append(this.zoomControls);
     body.append(this.plot, this.zoombar, this.readout, this.legend, this.pinned);
-    this.minimap.addEventListener('click', (e) => {
+    // A press on the minimap centres the window there; it is not a pick or a pan of the plot.
+    this.minimap.addEventListener('pointerdown', (e) => {
+      e.stopPropagation();
       const r = this.minimap.getBoundingClientRect();
       this.#view.centreOn((e.clientY - r.top) / r.height * this.#view.rows, (e.clientX - r.left) / r.width * this.#view.cols);
       this.#viewChanged();
     });
+    for (const name of ['click', 'pointermove']) this.minimap.addEventListener(name, (e) => e.stopPropagation());
 
     this.plot.addEventListener('pointermove', (e) => this.#hover(e));
     this.plot.addEventListener('pointerleave', () => {
@@ -241,22 +247,15 @@ export class AttnHeatmap extends AttnElement {
   // ——— drawing ———
 
   // Square cells: the columns fill the width; a tall table (nQ ≫ nK) is also kept within
-  // max(width, 640) pixels of height. Labels (and their gutter) appear once the cells, at the
-  // current zoom, are big enough to read them.
+  // max(width, 640) pixels of height. The label gutter is always there (a table too fine to label
+  // can be zoomed until it is, and the plot must not move under the pointer when labels appear);
+  // labels are drawn once the cells, at the current zoom, are big enough to read them.
   #measure(result, width, theme) {
     const nQ = result.n, nK = result.nK ?? nQ, zoom = this.#view.zoom;
-    const fit = (room) => Math.min(MAX_CELL, (room - 2) / nK, (Math.max(room, 640) - 2) / nQ);
-    let gutter = 0, cell = fit(width);
-    if ((width - 40) / Math.max(nQ, nK) * zoom >= LABEL_CELL || cell >= LABEL_CELL) {
-      gutter = Math.round(Math.min(Math.max(this.#longestLabel(result, theme) + 10, 24), 110, width * 0.3));
-      cell = fit(width - gutter);
-    }
-    const labels = gutter > 0 && cell * zoom >= LABEL_CELL;
-    if (!labels) {
-      gutter = 0;
-      cell = fit(width);
-    }
+    const gutter = Math.round(Math.min(Math.max(this.#longestLabel(result, theme) + 10, 24), 110, width * 0.3));
+    let cell = Math.min(MAX_CELL, (width - gutter - 2) / nK, (Math.max(width, 640) - gutter - 2) / nQ);
     if (cell >= 4) cell = Math.floor(cell);
+    const labels = cell * zoom >= LABEL_CELL;
     const maxZoom = cell * 2 <= ZOOM_CELL ? ZOOM_CELL / cell : 1;  // small tables are already readable
     this.#view.resize(nQ, nK, maxZoom);
     return { gutter, cell, plot: cell * nK, plotWidth: cell * nK, plotHeight: cell * nQ, labels, n: nQ, nQ, nK };
@@ -317,7 +316,7 @@ export class AttnHeatmap extends AttnElement {
     this.zoomOutButton.disabled = this.zoomResetButton.disabled = !v.zoomed;
     this.plot.classList.toggle('zoomable', v.zoomable);
     this.plot.classList.toggle('zoomed', v.zoomed);
-    this.zoombar.hidden = !v.zoomed;
+    this.zoombar.hidden = this.minimap.hidden = !v.zoomed;
     if (!v.zoomed) return;
     const { nQ, nK } = this.#layout;
     const scale = MINIMAP / Math.max(nQ, nK);
