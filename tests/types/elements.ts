@@ -1,11 +1,13 @@
 // The figures, `attnlens/elements` (registers all four) and one element on its own.
 import 'attnlens/elements';
-import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
-import type { AttnData, AttnState } from 'attnlens/elements';
+import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnLines, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
+import type { AttnData, AttnState, StandaloneOptions } from 'attnlens/elements';
 import { AttnHeatmap as SameHeatmap } from 'attnlens/elements/attn-heatmap.js';
 import 'attnlens/elements/attn-bars.js';
 import 'attnlens/elements/attn-pipeline.js';
 import 'attnlens/elements/attn-heads.js';
+import { AttnLines as SameLines } from 'attnlens/elements/attn-lines.js';
+import { AttnCompare } from 'attnlens/elements/attn-compare.js';
 import { AttnGenerate } from 'attnlens/elements/attn-generate.js';
 import type { GenerateFrame } from 'attnlens/elements';
 import type { Lens } from 'attnlens';
@@ -31,12 +33,41 @@ const state: AttnState = heatmap.state;
 const drawn: Promise<boolean> = heatmap.updateComplete;
 const message: string | null = heatmap.error;
 const svg: string = bars.toSVG();
+const narrow: string = bars.toSVG({ width: 320 });
 const png: Promise<Blob> = bars.toPNG({ pixelRatio: 2 });
+const html: Promise<string> = heatmap.toHTML({ theme: 'dark', title: 'Figure 1' });
+const standalone: StandaloneOptions = {};
+const htmlDefault: Promise<string> = heads.toHTML(standalone);
 heatmap.addEventListener('change', (event) => { const user: boolean = event.detail.user; });
 heatmap.addEventListener('error', (event) => { const text: string = event.detail.message; });
 const engine: Promise<Lens> = loadEngine();
 const limit: number = MAX_TOKENS;
 try { parseData({ tokens: [] }); } catch (e) { if (e instanceof DataError) e.message; }
+
+// @ts-expect-error not a theme
+heatmap.toHTML({ theme: 'sepia' });
+const lines: AttnLines = document.createElement('attn-lines');
+const sameLines: SameLines = lines;
+lines.selectedHeads = 'all';
+lines.selectedHeads = [0, 2];
+const shown: number[] = lines.selectedHeads;
+lines.key = 'cat';
+lines.threshold = 0.05;
+const focus = lines.focused;
+if (focus) { const side: 'query' | 'key' = focus.side; }
+const summary: string = lines.describe();
+const compare: AttnCompare = document.createElement('attn-compare');
+compare.data = { a: data, b: { tokens: ['a', 'b'], attention: [[1, 0], [0.5, 0.5]] } };
+compare.data = data;
+compare.view = 'difference';
+const diff: Float32Array | null = compare.difference;
+const readout: string = compare.describeCell(0, 1);
+// @ts-expect-error not a view
+compare.view = 'overlay';
+heatmap.hide = ['[CLS]', 0];
+heatmap.hide = '[CLS] [SEP]';
+heatmap.renormalize = true;
+const hiddenCount: number | undefined = heatmap.result?.hidden?.count;
 
 // @ts-expect-error not a mask
 heatmap.mask = 'sideways';
@@ -64,4 +95,4 @@ writer.head = 'max';
 // @ts-expect-error playing is read-only
 writer.playing = true;
 
-export { frame, same, base, state, drawn, message, svg, png, engine, limit };
+export { frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };

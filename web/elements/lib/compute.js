@@ -14,7 +14,7 @@ export function effectiveScale(scale, temperature, d) {
 /** The masks to apply: { causal, keyMask } from the mask state ('none', 'causal', 'padding', 'causal padding'). */
 export function masksFor(data, mask) {
   const words = new Set(mask.split(' '));
-  const keyMask = words.has('padding') ? data.keyMask ?? paddingGuess(data.tokens) : null;
+  const keyMask = words.has('padding') ? data.keyMask ?? paddingGuess(data.keyTokens ?? data.tokens) : null;
   return { causal: words.has('causal'), keyMask };
 }
 
@@ -23,21 +23,21 @@ export function isMasked(masks, i, j) {
   return (masks.causal && j > i) || (masks.keyMask !== null && masks.keyMask[j] === 0);
 }
 
-/** Masked cells of an n×n matrix as 1s (for drawing), or null when nothing is masked. */
-export function maskMatrix(masks, n) {
+/** Masked cells of an nQ×nK matrix as 1s (for drawing), or null when nothing is masked. */
+export function maskMatrix(masks, nQ, nK = nQ) {
   if (!masks.causal && !masks.keyMask) return null;
-  const out = new Uint8Array(n * n);
-  for (let i = 0; i < n; i++)
-    for (let j = 0; j < n; j++) out[i * n + j] = isMasked(masks, i, j) ? 1 : 0;
+  const out = new Uint8Array(nQ * nK);
+  for (let i = 0; i < nQ; i++)
+    for (let j = 0; j < nK; j++) out[i * nK + j] = isMasked(masks, i, j) ? 1 : 0;
   return out;
 }
 
-function reweight(weights, n, heads, temperature, masks) {
+function reweight(weights, nQ, nK, heads, temperature, masks) {
   if (temperature === 1 && !masks.causal && !masks.keyMask) return weights;
   const out = new Float32Array(weights.length);
-  const power = 1 / temperature;
-  for (let r = 0; r < heads * n; r++) {
-    const i = r % n, row = r * n;
+  const power = 1 / temperature, n = nK;
+  for (let r = 0; r < heads * nQ; r++) {
+    const i = r % nQ, row = r * n;
     let sum = 0;
     for (let j = 0; j < n; j++) {
       const w = weights[row + j];
@@ -51,17 +51,19 @@ function reweight(weights, n, heads, temperature, masks) {
 }
 
 /**
- * Attention weights for every layer and head: { tokens, n, layers, heads, weights: [layer]
- * Float32Array[heads·n·n], masks, scale (the effective factor, or null for precomputed weights),
+ * Attention weights for every layer and head: { tokens, n (= nQ), nQ, nK, queryTokens,
+ * keyTokens (= tokens for self-attention), layers, heads, weights: [layer]
+ * Float32Array[heads·nQ·nK], masks, scale (the effective factor, or null for precomputed weights),
  * d (the per-head width, or null) }. `state` = { scale, temperature, mask }.
  */
 export function computeWeights(lens, data, state) {
   const { n } = data;
+  const nK = data.nK ?? n, keyTokens = data.keyTokens ?? data.tokens;
   const masks = masksFor(data, state.mask);
-  const base = { tokens: data.tokens, n, masks, kind: data.kind };
+  const base = { tokens: data.tokens, n, nQ: n, nK, queryTokens: data.tokens, keyTokens, masks, kind: data.kind };
   if (data.kind === 'attention') {
     return { ...base, layers: data.layers, heads: data.heads, scale: null, d: null,
-      weights: data.weights.map((w) => reweight(w, n, data.heads, state.temperature, masks)) };
+      weights: data.weights.map((w) => reweight(w, n, nK, data.heads, state.temperature, masks)) };
   }
   if (data.kind === 'vectors') {
     const scale = effectiveScale(state.scale, state.temperature, data.dK);
@@ -75,17 +77,49 @@ export function computeWeights(lens, data, state) {
   const d = data.dModel / data.heads;
   const scale = effectiveScale(state.scale, state.temperature, d);
   const { weights } = lens.multiHead(data.x, {
-    dModel: data.dModel, heads: data.heads, wQ: data.wQ, wK: data.wK, wV: data.wV, wO: data.wO,
+    ...(data.xKV ? { xKV: data.xKV } : {}), dModel: data.dModel, heads: data.heads, wQ: data.wQ, wK: data.wK, wV: data.wV, wO: data.wO,
     bQ: data.bQ, bK: data.bK, bV: data.bV, bO: data.bO, causal: masks.causal, scale,
     keyMask: masks.keyMask,
   });
   return { ...base, layers: 1, heads: data.heads, scale, d, weights: [weights] };
 }
 
-/** One head's n×n matrix (a view, not a copy). */
+/** One head's nQ×nK matrix (a view, not a copy). */
 export function headMatrix(result, layer, head) {
-  const nn = result.n * result.n;
+  const nn = result.n * (result.nK ?? result.n);
   return result.weights[layer].subarray(head * nn, (head + 1) * nn);
+}
+
+// Aggregates computed for a result, kept while it lives: `${layer}/${head}` → Float32Array.
+const aggregates = new WeakMap();
+
+/** Whether (layer, head) names an aggregate, which the engine computes. */
+export const isAggregate = (layer, head) => typeof layer === 'string' || typeof head === 'string';
+
+/**
+ * The nQ×nK matrix a figure shows for `layer` (index or 'rollout') and `head` (index, 'mean' or
+ * 'max'): one head's weights, or the element-wise mean/max over the layer's heads
+ * (lens.aggregate), or attention rollout over every layer (lens.rollout; heads ignored). Rollout
+ * needs self-attention (nQ = nK).
+ */
+export function selectedMatrix(lens, result, layer, head) {
+  if (!isAggregate(layer, head)) return headMatrix(result, layer, head);
+  if (!lens) throw new Error('aggregating heads or layers needs the engine, which is not loaded');
+  const nK = result.nK ?? result.n;
+  const key = layer === 'rollout' ? 'rollout' : `${layer}/${head}`;
+  let cache = aggregates.get(result);
+  if (!cache) aggregates.set(result, (cache = new Map()));
+  let matrix = cache.get(key);
+  if (matrix) return matrix;
+  if (layer === 'rollout') {
+    if (nK !== result.n)
+      throw new RangeError(`layer="rollout" needs self-attention: these weights are ${result.n}×${nK} (queries × keys)`);
+    matrix = lens.rollout(result.weights, { heads: result.heads, n: result.n });
+  } else {
+    matrix = lens.aggregate(result.weights[layer], { heads: result.heads, nQ: result.n, nK, mode: head });
+  }
+  cache.set(key, matrix);
+  return matrix;
 }
 
 // y[n, out] = x[n, in]·w[in, out] + b, columns `from`…`from + width` of the output only.
