@@ -92,7 +92,8 @@ export declare class AttnGenerate extends HTMLElement {
   stepForward(): void;
   stepBack(): void;
   redraw(): void;
-  toSVG(): string;
+  /** The figure now as SVG; `width` sets the size it shows at. */
+  toSVG(options?: { width?: number }): string;
   toPNG(options?: { pixelRatio?: number }): Promise<Blob>;
   addEventListener<K extends keyof AttnGenerateEventMap>(type: K, listener: (this: this, ev: AttnGenerateEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;

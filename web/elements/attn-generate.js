@@ -9,7 +9,7 @@ import { announce, fmt, isActivation, quote, strongest } from './lib/a11y.js';
 import { loadEngine } from './lib/base.js';
 import { css } from './lib/color.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, clip, downloadFigure, svgToPNG } from './lib/export.js';
+import { clip, downloadFigure, svgToPNG } from './lib/export.js';
 import { GenerationView, OPTIONS } from './lib/generation.js';
 import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
 import { baseCSS, sheet } from './lib/styles.js';
@@ -526,13 +526,12 @@ export class AttnGenerate extends HTMLElementBase {
 
   // ——— export ———
 
-  /** The figure now as a standalone SVG document (a string). */
-  toSVG() {
+  /** The figure now as a standalone SVG document (a string); `width` sets the size it shows at. */
+  toSVG(options) {
     if (!this.#view) throw new Error(this.#error ?? 'the figure has nothing to export yet');
     const f = this.frame, v = this.#view;
-    return generateSVG({ ...f, labels: v.labels, pieces: v.pieces, heatmap: v.size ? canvasDataURL(this.canvas) : null,
-      model: this.model, where: this.#where() },
-    readTheme(this));
+    return generateSVG({ ...f, labels: v.labels, matrix: v.matrix(this.layer, this.head), model: this.model, where: this.#where() },
+      readTheme(this), options);
   }
 
   /** The figure now as a PNG image (rasterised from the SVG). */
