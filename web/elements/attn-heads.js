@@ -8,7 +8,7 @@ import { css, hex } from './lib/color.js';
 import { headMatrix, maskMatrix } from './lib/compute.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { canvasDataURL, svgDocument, tag, text } from './lib/export.js';
-import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
+import { MatrixLayers, cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
 
 const STYLE = `
 .grid { overflow-x: auto; padding: 3px; }
@@ -32,6 +32,7 @@ export class AttnHeads extends AttnElement {
   static pickers = false;
 
   #thumbs = null;
+  #canvases = new MatrixLayers();  // one pixel canvas refilled for every thumbnail
   #focus = null;  // { layer, head } with the keyboard's tab stop
 
   setup(body) {
@@ -65,15 +66,15 @@ export class AttnHeads extends AttnElement {
     const size = Math.max(36, Math.min(96, Math.floor((width - 70 - heads * 14) / heads)));
     const key = `${size}`;
     if (this.#thumbs?.result !== result || this.#thumbs.theme !== theme || this.#thumbs.key !== key) {
-      const masked = maskMatrix(result.masks, n);
-      const mask = maskLayer(masked, n);
+      const { masked, layer: mask } = this.#canvases.masks(result.masks, n);
       this.grid.replaceChildren(...Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, `Layer ${l + 1}`),
         Array.from({ length: heads }, (_, hd) => {
           const weights = headMatrix(result, l, hd);
           const canvas = h('canvas', { 'aria-hidden': 'true' });
           const ctx = sizeCanvas(canvas, size, size);
-          drawMatrix(ctx, { cells: cellsLayer(weights, n, theme.scale, masked), mask, x: 0, y: 0, size, theme, ratio: globalThis.devicePixelRatio || 1 });
+          drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked), mask, x: 0, y: 0, size, theme,
+            ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
           return h('div', {
             class: 'thumb', role: 'gridcell', 'data-layer': l, 'data-head': hd,
             'aria-label': `Layer ${l + 1}, head ${hd + 1}: ${headPattern(weights, n)}`,

@@ -8,7 +8,7 @@ import { css, hex } from './lib/color.js';
 import { headMatrix, maskMatrix } from './lib/compute.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { canvasDataURL, clip, hatchDef, legendSVG, svgDocument, tag, text } from './lib/export.js';
-import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
+import { MatrixLayers, cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
 
 const MAX_CELL = 40, LABEL_CELL = 11, FONT = 11, CHART = 84;
 
@@ -32,6 +32,8 @@ export class AttnHeatmap extends AttnElement {
 
   #layout = null;       // { gutter, cell, plot, n, labels }
   #layers = null;       // { key, cells, mask, masked }
+  #canvases = new MatrixLayers();  // reused by every redraw: no n²-sized allocation
+  #legendKey = null;
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
   #frame = 0;
@@ -80,9 +82,9 @@ export class AttnHeatmap extends AttnElement {
     const key = `${this.layer}/${this.head}`;
     if (this.#layers?.result !== result || this.#layers.key !== key || this.#layers.theme !== theme) {
       const weights = headMatrix(result, this.layer, this.head);
-      const masked = maskMatrix(result.masks, n);
+      const { masked, layer } = this.#canvases.masks(result.masks, n);
       this.#layers = { result, key, theme, weights, masked,
-        cells: cellsLayer(weights, n, theme.scale, masked), mask: maskLayer(masked, n) };
+        cells: this.#canvases.cells(weights, n, theme.scale, masked), mask: layer };
     }
     this.#layout = this.#measure(result, this.body.clientWidth || 600, theme);
     this.#drawCells(tokens, theme);
@@ -146,7 +148,7 @@ export class AttnHeatmap extends AttnElement {
     sizeCanvas(this.overlay, size, size, ratio);
     ctx.fillStyle = css(theme.bg);
     ctx.fillRect(0, 0, size, size);
-    drawMatrix(ctx, { cells: this.#layers.cells, mask: this.#layers.mask, x: gutter, y: gutter, size: plot, theme, ratio });
+    drawMatrix(ctx, { cells: this.#layers.cells, mask: this.#layers.mask, x: gutter, y: gutter, size: plot, theme, ratio, cache: this.#canvases.hatch });
     if (labels) {
       ctx.fillStyle = css(theme.fg);
       ctx.font = `${FONT}px ${theme.fontFamily}`;
@@ -167,6 +169,9 @@ export class AttnHeatmap extends AttnElement {
   }
 
   #drawLegend(theme) {
+    const masked = this.#layers.masked !== null;
+    if (this.#legendKey?.theme === theme && this.#legendKey.masked === masked) return;
+    this.#legendKey = { theme, masked };
     const ramp = this.ramp.getContext('2d');
     for (let x = 0; x < 120; x++) {
       ramp.fillStyle = theme.scale.css(x / 119);
@@ -175,7 +180,6 @@ export class AttnHeatmap extends AttnElement {
     const swatch = this.swatch.getContext('2d');
     swatch.fillStyle = hatch(swatch, theme);
     swatch.fillRect(0, 0, 10, 10);
-    const masked = this.#layers.masked !== null;
     this.swatch.hidden = !masked;
     this.swatchLabel.hidden = !masked;
   }
