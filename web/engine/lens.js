@@ -11,6 +11,8 @@ const MULTI_HEAD_OPTIONS = [
   'output', 'into',
 ];
 const F32 = 4;
+const AGGREGATE_OPTIONS = ['heads', 'nQ', 'nK', 'mode', 'into'];
+const ROLLOUT_OPTIONS = ['heads', 'n', 'residual'];
 
 export class Lens {
   #module;
@@ -165,6 +167,80 @@ export class Lens {
     }
   }
 
+  // ——— aggregation across heads and layers (C2) ———
+
+  /**
+   * The element-wise mean or max over heads of weights [heads·nQ·nK] → Float32Array [nQ·nK]
+   * (into `options.into` when given). Max rows do not sum to 1.
+   */
+  aggregate(weights, opts) {
+    const o = check.options('options', opts, AGGREGATE_OPTIONS);
+    check.floatArray('weights', weights);
+    if (o.heads === undefined) throw new TypeError('options.heads is required (heads in weights)');
+    const heads = check.positiveInteger('options.heads', o.heads);
+    const mode = o.mode ?? 'mean';
+    if (typeof mode !== 'string') throw new TypeError(`options.mode must be 'mean' or 'max' (got ${check.describe(mode)})`);
+    if (mode !== 'mean' && mode !== 'max') throw new RangeError(`options.mode must be 'mean' or 'max' (got '${mode.slice(0, 40)}')`);
+    const { nQ, nK } = matrixShape(weights, heads, o.nQ, o.nK, 'heads');
+    const into = check.floatArray('options.into', o.into, { optional: true });
+    if (into) check.exactLength('options.into', into, nQ * nK, 'nQ·nK');
+    const buffers = new CallBuffers(this.#module, { weights: weights.length * F32, out: nQ * nK * F32 },
+      `aggregate with heads·nQ·nK = ${heads}·${nQ}·${nK}`);
+    try {
+      this.#copyIn(buffers, 'weights', weights);
+      const a = buffers.address;
+      this.#run(this.#module.aggregateHeads(a.weights, a.out, heads, nQ, nK, mode === 'max', this.simd));
+      if (!into) return buffers.readFloats('out', nQ * nK);
+      into.set(this.#module.HEAPF32.subarray(a.out / F32, a.out / F32 + nQ * nK));
+      return into;
+    } finally {
+      buffers.free();
+    }
+  }
+
+  /**
+   * Attention rollout (Abnar & Zuidema, 2020): R = Â_L·…·Â_1 with Â_l = rownorm(residual·I +
+   * (1 − residual)·mean over heads of layers[l]); `layers` first layer first, each
+   * Float32Array [heads·n·n] of weights ≥ 0 → Float32Array [n·n]. Row i: how much of token i's
+   * last-layer representation comes from input token j. Costs 2·n³ flops per layer after the
+   * first, refused above 2^38 in total.
+   */
+  rollout(layers, opts) {
+    const o = check.options('options', opts, ROLLOUT_OPTIONS);
+    if (!Array.isArray(layers))
+      throw new TypeError(`layers must be an Array of Float32Array, one per layer (got ${check.describe(layers)})`);
+    if (layers.length === 0) throw new RangeError('layers is empty: give at least one layer');
+    layers.forEach((layer, l) => check.floatArray(`layers[${l}]`, layer));
+    if (o.heads === undefined) throw new TypeError('options.heads is required (heads per layer)');
+    const heads = check.positiveInteger('options.heads', o.heads);
+    const n = o.n === undefined ? Math.sqrt(layers[0].length / heads) : check.positiveInteger('options.n', o.n);
+    if (!Number.isInteger(n) || n < 1)
+      throw new RangeError(`layers[0].length (${layers[0].length}) is not heads·n·n for any n: give options.n`);
+    const residual = o.residual ?? 0.5;
+    if (typeof residual !== 'number') throw new TypeError(`options.residual must be a number (got ${check.describe(residual)})`);
+    if (!(residual >= 0 && residual <= 1)) throw new RangeError(`options.residual must be between 0 and 1 (got ${residual})`);
+    const flops = (layers.length - 1) * 2 * n ** 3, limit = this.#module.rolloutMaxFlops();
+    if (flops > limit)
+      throw new RangeError(`rollout of ${layers.length} layers of n = ${n} tokens needs ${flops.toExponential(2)} ` +
+        `flops (2·n³ per layer after the first), more than the limit of ${limit.toExponential(2)} (about 10 s): ` +
+        'use fewer layers or tokens');
+    layers.forEach((layer, l) => check.exactLength(`layers[${l}]`, layer, heads * n * n, 'heads·n·n'));
+    const buffers = new CallBuffers(this.#module,
+      { layer: heads * n * n * F32, r: n * n * F32, scratch: 2 * n * n * F32 },
+      `rollout with heads·n·n = ${heads}·${n}·${n}`);
+    try {
+      const a = buffers.address;
+      layers.forEach((layer, l) => {
+        this.#copyIn(buffers, 'layer', layer, `layers[${l}]`);
+        const error = this.#module.rolloutLayer(a.layer, a.r, a.scratch, heads, n, residual, l === 0, this.simd);
+        this.#run(error && error.replace(/^layer\[/, `layers[${l}][`));
+      });
+      return buffers.readFloats('r', n * n);
+    } finally {
+      buffers.free();
+    }
+  }
+
   /**
    * Loads a real pretrained model, Universal Sentence Encoder lite, run by this engine's kernels
    * in a module of its own (imported on first use: the default import stays small). `source`:
@@ -217,4 +293,23 @@ export class Lens {
     const i = this.#module.firstNonFinite(buffers.address[slot], array.length);
     if (i >= 0) throw check.nonFinite(name, array, i);
   }
+}
+
+// nQ, nK of a [heads·nQ·nK] buffer from what was given: both, one (the other follows), or none
+// (square).
+function matrixShape(weights, heads, nQGiven, nKGiven, headsText) {
+  const nQ = nQGiven === undefined ? undefined : check.positiveInteger('options.nQ', nQGiven);
+  const nK = nKGiven === undefined ? undefined : check.positiveInteger('options.nK', nKGiven);
+  const per = weights.length / heads;
+  if (nQ === undefined && nK === undefined) {
+    const n = Math.sqrt(per);
+    if (!Number.isInteger(n) || n < 1)
+      throw new RangeError(`weights.length (${weights.length}) is not ${headsText}·n·n for any n: give options.nQ and options.nK`);
+    return { nQ: n, nK: n };
+  }
+  const q = nQ ?? per / nK, k = nK ?? per / nQ;
+  if (!Number.isInteger(q) || !Number.isInteger(k) || q < 1 || k < 1)
+    throw new RangeError(`weights.length (${weights.length}) is not ${headsText}·nQ·nK for nQ = ${nQ ?? '?'}, nK = ${nK ?? '?'}`);
+  check.exactLength('weights', weights, heads * q * k, `${headsText}·nQ·nK`);
+  return { nQ: q, nK: k };
 }

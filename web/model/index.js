@@ -8,8 +8,10 @@ import { instantiate, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
+import { isLanguageModelSource, loadLanguageModel } from './llama.js';
 
 export { ModelFormatError };
+export { LanguageModel, MAX_LM_TEXT_LENGTH } from './llama.js';
 
 /** Longest text accepted, in UTF-16 code units (the model reads at most 128 tokens anyway). */
 export const MAX_TEXT_LENGTH = 1_000_000;
@@ -24,6 +26,8 @@ const utf8Decoder = new TextDecoder();
  * then 'ready'.
  */
 export function loadModel(source, options) {
+  // 'stories260K', { tokenizer } or { config, weights, tokenizer }: a causal language model.
+  if (isLanguageModelSource(source, options)) return loadLanguageModel(source, options);
   const o = check.options('options', options, ['onProgress']);
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
     throw new TypeError(`options.onProgress must be a function (got ${check.describe(o.onProgress)})`);

@@ -1,0 +1,130 @@
+// Rendering a figure without a browser (the command line's engine room, also usable from Node):
+// the same data checks (parseData), the same computation (the element's compute(), the wasm
+// engine) and the same pure SVG functions as the elements, so the SVG equals what the element's
+// toSVG() gives for the same state, and the HTML equals its toHTML().
+import { readFile } from 'node:fs/promises';
+
+import { init } from '../attnlens.js';
+import { runModel } from '../elements/lib/compute.js';
+import { DataError, parseData, parseTokens } from '../elements/lib/data.js';
+import { exportableData, standaloneHTML } from '../elements/lib/standalone.js';
+import { DEFAULTS, STATE } from '../elements/lib/state.js';
+import { themeFor } from '../elements/lib/theme.js';
+import { figures } from './figures.js';
+
+export const FORMATS = ['svg', 'html', 'png'];
+
+/** Bad options (as opposed to bad data): the command line prints its usage with these. */
+export class OptionError extends RangeError {
+  constructor(message) {
+    super(message);
+    this.name = 'OptionError';
+  }
+}
+
+let lens = null;
+const engine = () => (lens ??= init());
+
+/** The names of the figures that can be rendered. */
+export async function figureNames() {
+  return Object.keys(await figures());
+}
+
+async function figureNamed(name) {
+  const all = await figures();
+  if (!Object.hasOwn(all, name))
+    throw new OptionError(`unknown figure ${JSON.stringify(name)}: the figures are ${Object.keys(all).join(', ')}`);
+  return all[name];
+}
+
+// The element's state for this data: its defaults, overridden by the options (parsed as the
+// attributes are), then checked against what the result has (an element would clamp silently;
+// here an out-of-range value is an error the author should see).
+function stateFor(figure, data, given) {
+  const defaults = { ...DEFAULTS, ...figure.element.defaults };
+  defaults.mask = [data.causal && 'causal', data.keyMask && 'padding'].filter(Boolean).join(' ') || 'none';
+  const state = {};
+  for (const name of Object.keys(STATE)) {
+    const value = given[name];
+    try {
+      state[name] = value === undefined || value === null ? defaults[name] : STATE[name].parse(value);
+    } catch (error) {
+      throw new OptionError(`--${name}: ${error.message}`);
+    }
+  }
+  return state;
+}
+
+function checkState(state, result, figure) {
+  const range = (name, count, what) => {
+    if (state[name] >= count) throw new OptionError(`--${name} ${state[name]} is out of range: the data has ${count} ${what} (0–${count - 1})`);
+  };
+  range('layer', result.layers, 'layer(s)');
+  range('head', result.heads, 'head(s)');
+  if (typeof state.query === 'string') {
+    const found = result.tokens.findIndex((t) => t.trim() === state.query.trim());
+    if (found < 0) throw new OptionError(`--query ${JSON.stringify(state.query)} is not one of the tokens`);
+    state.query = found;
+  }
+  const lowest = figure.element.defaults.query === -1 ? -1 : 0;
+  if (state.query < lowest || state.query >= result.n)
+    throw new OptionError(`--query ${state.query} is out of range: there are ${result.n} tokens (0–${result.n - 1})`);
+}
+
+async function readBundle() {
+  const url = new URL('../dist/attnlens-single.js', import.meta.url);
+  try {
+    return await readFile(url, 'utf8');
+  } catch (error) {
+    throw new Error(`--format html needs the single-file bundle ${url.pathname} (${error.code ?? error.message}); build it with node scripts/build-single.mjs`);
+  }
+}
+
+async function rasterise(svg, pixelRatio) {
+  let Resvg;
+  try {
+    ({ Resvg } = await import('@resvg/resvg-js'));
+  } catch {
+    throw new Error('--format png needs the optional dependency @resvg/resvg-js (npm install @resvg/resvg-js); ' +
+      'or write --format svg and rasterise it elsewhere');
+  }
+  return new Uint8Array(new Resvg(svg, { fitTo: { mode: 'zoom', value: pixelRatio }, font: { loadSystemFonts: true } }).render().asPng());
+}
+
+/**
+ * Renders `input` (the figures' JSON data, parsed) as `format`: a string for svg and html, a
+ * Uint8Array for png. `options`: figure (default heatmap), format (svg), theme ('light' |
+ * 'dark'; svg/png default light, html default: the reader's), width (svg display width),
+ * pixelRatio (png, default 2), title (html), and any state: layer, head, query, step, scale,
+ * temperature, mask. Throws OptionError for bad options, DataError for bad data.
+ */
+export async function render(input, { figure: figureName = 'heatmap', format = 'svg', theme, width, pixelRatio = 2, title, ...given } = {}) {
+  if (!FORMATS.includes(format)) throw new OptionError(`unknown format ${JSON.stringify(format)}: the formats are ${FORMATS.join(', ')}`);
+  if (theme !== undefined && theme !== 'light' && theme !== 'dark') throw new OptionError(`--theme must be light or dark (got ${JSON.stringify(theme)})`);
+  const number = (name, value) => {
+    const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0) throw new OptionError(`--${name} must be a number > 0 (got ${JSON.stringify(value)})`);
+    return x;
+  };
+  if (width !== undefined) width = number('width', width);
+  pixelRatio = number('pixel-ratio', pixelRatio);
+  const unknown = Object.keys(given).filter((k) => !Object.hasOwn(STATE, k));
+  if (unknown.length) throw new OptionError(`unknown option ${unknown.map((k) => `--${k}`).join(', ')}`);
+  const figure = await figureNamed(figureName);
+  const { element } = figure;
+
+  let data = parseData(input, { maxTokens: element.maxTokens });
+  if (data.kind === 'model') data = await runModel(await engine(), data, (tokens) => parseTokens(tokens, element.maxTokens));
+  const state = stateFor(figure, data, given);
+  const result = element.prototype.compute(data.kind === 'attention' ? null : await engine(), data, state);
+  checkState(state, result, figure);
+
+  if (format === 'html') {
+    const attributes = Object.keys(STATE).map((name) => [name, String(state[name])]);
+    return standaloneHTML({ tag: figure.tag, attributes, data: exportableData(input, data), bundle: await readBundle(), theme, title });
+  }
+  const svg = figure.svg(result, themeFor(theme ?? 'light'), state, { width });
+  return format === 'svg' ? svg : rasterise(svg, pixelRatio);
+}
+
+export { DataError };
