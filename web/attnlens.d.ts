@@ -14,10 +14,27 @@ export interface AttentionOptions {
   scale?: number;
   /** nK entries: 1 keeps a key, 0 drops it (padding). Dropped weights are exactly 0. */
   keyMask?: Uint8Array | null;
-  /** Also return the raw scores QKᵀ (before scaling and masking); default false. */
+  /** Also return the raw scores QKᵀ (before scaling and masking); default false (true when `into.scores` is given). */
   returnScores?: boolean;
   /** Return the weights; default true. `false` returns `{ output }` only (less memory). */
   weights?: boolean;
+  /**
+   * Compute and return the output A·V; default true. `false` computes the weights only (the A·V
+   * product is skipped; `v` is not read and may be null); `weights` must then not be false.
+   */
+  output?: boolean;
+  /**
+   * Caller-owned arrays to write the results into, instead of fresh ones; the result object then
+   * holds these same arrays. Each must be a Float32Array of exactly the result's length
+   * (weights and scores heads·nQ·nK, output heads·nQ·dV), not sharing memory with another.
+   */
+  into?: AttentionInto;
+}
+
+export interface AttentionInto {
+  weights?: Float32Array | null;
+  output?: Float32Array | null;
+  scores?: Float32Array | null;
 }
 
 export interface AttentionResult {
@@ -30,6 +47,14 @@ export interface AttentionResult {
 export interface AttentionResultWithScores extends AttentionResult {
   /** [heads, nQ, nK] raw QKᵀ. */
   scores: Float32Array;
+}
+
+/** What `output: false` returns: the weights only (and the scores when asked for). */
+export interface AttentionWeightsResult {
+  /** [heads, nQ, nK] */
+  weights: Float32Array;
+  /** [heads, nQ, nK] raw QKᵀ, with `returnScores: true` or `into.scores`. */
+  scores?: Float32Array;
 }
 
 export interface MultiHeadOptions {
@@ -53,7 +78,21 @@ export interface MultiHeadOptions {
   /** Default 1/√(dModel/heads). */
   scale?: number;
   keyMask?: Uint8Array | null;
+  /**
+   * Compute the output; default true. `false` computes the weights only (no V projection, A·V or
+   * output projection; `wV` may then be left out).
+   */
+  output?: boolean;
+  /** Caller-owned arrays for the results: weights heads·nQ·nK, output nQ·dModel floats. */
+  into?: { weights?: Float32Array | null; output?: Float32Array | null };
 }
+
+/** What `multiHead` with `output: false` needs: W_V is not used. */
+export type MultiHeadWeightsOptions = Omit<MultiHeadOptions, 'wV' | 'output' | 'into'> & {
+  wV?: Float32Array | null;
+  output: false;
+  into?: { weights?: Float32Array | null };
+};
 
 export interface MultiHeadResult {
   /** [heads, nQ, nK] */
@@ -98,12 +137,15 @@ export declare class Lens {
   readonly simd: boolean;
   /** The kernels' architecture: 'wasm' (SIMD128) or 'scalar'. */
   readonly arch: string;
+  attention(q: Float32Array, k: Float32Array, v: Float32Array | null | undefined,
+            options: AttentionOptions & { output: false; weights?: true }): AttentionWeightsResult;
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
-            options: AttentionOptions & { weights: false }): { output: Float32Array };
+            options: AttentionOptions & { weights: false; output?: true }): { output: Float32Array; scores?: Float32Array };
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
             options: AttentionOptions & { returnScores: true }): AttentionResultWithScores;
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
             options: AttentionOptions): AttentionResult;
+  multiHead(x: Float32Array, options: MultiHeadWeightsOptions): { weights: Float32Array };
   multiHead(x: Float32Array, options: MultiHeadOptions): MultiHeadResult;
   /** Mean or max over heads: weights [heads·nQ·nK] → [nQ·nK]. */
   aggregate(weights: Float32Array, options: AggregateOptions): Float32Array;

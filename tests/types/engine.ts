@@ -1,6 +1,8 @@
 // The engine entry, `attnlens`.
 import { init, Lens, simdSupported } from 'attnlens';
-import type { AttentionOptions, AttentionResult, MemoryUse, MultiHeadResult } from 'attnlens';
+import type {
+  AttentionInto, AttentionOptions, AttentionResult, AttentionWeightsResult, MemoryUse, MultiHeadResult,
+} from 'attnlens';
 
 const lens: Lens = await init();
 const scalar: Promise<Lens> = init({ simd: false });
@@ -18,6 +20,27 @@ const outputOnly = lens.attention(q, k, v, { dK: 4, dV: 5, weights: false });
 const x = new Float32Array(12), w = new Float32Array(16);
 const mh: MultiHeadResult = lens.multiHead(x, { dModel: 4, heads: 2, wQ: w, wK: w, wV: w, wO: w, xKV: x, causal: false });
 const memory: MemoryUse = lens.memory();
+
+// Weights only (no A·V; v may be null) and results into the caller's arrays.
+const into: AttentionInto = { weights: new Float32Array(6), output: new Float32Array(10) };
+const weightsOnly: AttentionWeightsResult = lens.attention(q, k, null, { dK: 4, output: false });
+const intoWeights: Float32Array = lens.attention(q, k, v, { dK: 4, dV: 5, output: false, into: { weights: into.weights } }).weights;
+const both: AttentionResult = lens.attention(q, k, v, { dK: 4, dV: 5, into });
+const scoresInto: Float32Array | undefined = lens.attention(q, k, v, { dK: 4, output: false, into: { scores: new Float32Array(6) } }).scores;
+const mhWeights: Float32Array = lens.multiHead(x, { dModel: 4, heads: 2, wQ: w, wK: w, output: false }).weights;
+const mhInto: MultiHeadResult = lens.multiHead(x, { dModel: 4, wQ: w, wK: w, wV: w, into: { weights: new Float32Array(9), output: new Float32Array(12) } });
+// @ts-expect-error without the output the result has only the weights
+weightsOnly.output.length;
+// @ts-expect-error into takes Float32Arrays
+lens.attention(q, k, v, { dK: 4, into: { weights: new Float64Array(6) } });
+// @ts-expect-error into knows weights, output and scores only
+lens.attention(q, k, v, { dK: 4, into: { weight: new Float32Array(6) } });
+// @ts-expect-error v may be null only when the output is not computed
+lens.attention(q, k, null, { dK: 4 });
+// @ts-expect-error multiHead with the output needs wV
+lens.multiHead(x, { dModel: 4, wQ: w, wK: w });
+// @ts-expect-error multiHead weights only has no output
+lens.multiHead(x, { dModel: 4, wQ: w, wK: w, output: false }).output.length;
 const bytes: number = memory.inUse + memory.heapSize;
 
 // @ts-expect-error without weights the result has only the output
@@ -52,4 +75,4 @@ lens.simd = false;
 // @ts-expect-error the engine is created by init(), not new
 new Lens();
 
-export { scalar, supported, arch, simd, weights, output, scores, mh, bytes, mean, max, rolled };
+export { scalar, supported, arch, simd, weights, output, scores, mh, bytes, mean, max, rolled, intoWeights, both, scoresInto, mhWeights, mhInto };
