@@ -133,9 +133,11 @@ export interface MemoryUse {
 
 export declare class Lens {
   private constructor();
-  /** True when the WebAssembly SIMD128 build is running. */
+  /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
   readonly simd: boolean;
-  /** The kernels' architecture: 'wasm' (SIMD128) or 'scalar'. */
+  /** The build that runs (chosen by init()). */
+  readonly build: EngineBuild;
+  /** The kernels' architecture: 'wasm_relaxed' (relaxed SIMD), 'wasm' (SIMD128) or 'scalar'. */
   readonly arch: string;
   attention(q: Float32Array, k: Float32Array, v: Float32Array | null | undefined,
             options: AttentionOptions & { output: false; weights?: true }): AttentionWeightsResult;
@@ -172,17 +174,68 @@ export declare class Lens {
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;
   /**
-   * Benchmarking aid: 12 independent f32x4 multiply-then-add chains run `iterations` times (96
-   * flops each) in this module: the machine's practical SIMD128 ceiling. Warm up first.
+   * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module. 12 independent
+   * 4-lane chains (96 flops a step) of multiply-then-add and, in the relaxed build, fused
+   * multiply-add; warmed up, then `calls` calls: best, median and worst GFLOP/s.
    */
-  ceilingProbe(iterations?: number): { flops: number; ms: number; gflops: number };
+  ceilingProbe(options?: CeilingProbeOptions): Ceiling;
+  /** The earlier form: one call of `iterations` steps of the multiply-then-add chains, not warmed up. */
+  ceilingProbe(iterations: number): CeilingSample;
   /** Benchmarking aid: bytes of wasm heap the last attention() call needed (buffers + scratch). */
   lastCallBytes(): number;
 }
 
+/** 'relaxed': SIMD128 + relaxed SIMD's fused multiply-add; 'simd': SIMD128; 'scalar': neither. */
+export type EngineBuild = 'relaxed' | 'simd' | 'scalar';
+
 export interface InitOptions {
-  /** Force the SIMD (true) or scalar (false) build; default: SIMD when supported. */
+  /**
+   * Force a build (for comparisons). Default: the fastest the runtime runs — 'relaxed' where
+   * relaxed SIMD validates (Chromium, Firefox; Node 20 only with
+   * `node --experimental-wasm-relaxed-simd`), else 'simd', else 'scalar'.
+   */
+  build?: EngineBuild;
+  /** false: the scalar build (= build 'scalar'); true: a SIMD build. */
   simd?: boolean;
+}
+
+export interface CeilingProbeOptions {
+  /** Steps per call (default 1e6). */
+  iterations?: number;
+  /** Timed calls after the warm-up (default 15). */
+  calls?: number;
+  /** Warm-up: at least this many calls (default 20) and this long (default 200 ms). */
+  warmupCalls?: number;
+  warmupMs?: number;
+}
+
+export interface CeilingStats {
+  /** Best call (the ceiling), median and worst, in GFLOP/s. */
+  gflops: number;
+  median: number;
+  min: number;
+  /** Milliseconds of the best call. */
+  ms: number;
+}
+
+export interface Ceiling extends CeilingStats {
+  /** The chains `gflops` comes from: the instruction this build's kernels use. */
+  op: 'mul+add' | 'fma';
+  mulAdd: CeilingStats;
+  /** null where the build has no fused multiply-add (SIMD128, scalar). */
+  fma: CeilingStats | null;
+  /** Flops of one call. */
+  flops: number;
+  iterations: number;
+  calls: number;
+  warmupCalls: number;
+}
+
+export interface CeilingSample {
+  flops: number;
+  ms: number;
+  gflops: number;
+  op: 'mul+add';
 }
 
 /** Loads the engine (once per build; later calls return the same instance). */
@@ -190,3 +243,6 @@ export declare function init(options?: InitOptions): Promise<Lens>;
 
 /** Whether this runtime can run the WebAssembly SIMD128 build. */
 export declare function simdSupported(): boolean;
+
+/** Whether this runtime validates WebAssembly relaxed SIMD (f32x4.relaxed_madd): the 'relaxed' build. */
+export declare function relaxedSimdSupported(): boolean;

@@ -1,6 +1,7 @@
 // The engine as JavaScript users see it: plain typed arrays in, fresh typed arrays out, errors as
 // TypeError/RangeError. No handles to delete: every call frees what it allocated.
 import { CallBuffers } from './heap.js';
+import { probeOnce, steadyCeiling } from './ceiling.js';
 import * as check from './validate.js';
 
 const ATTENTION_OPTIONS = [
@@ -18,10 +19,12 @@ export class Lens {
   #module;
   #lastCallBytes = 0;
 
-  constructor(module, simd) {
+  constructor(module, simd, build = simd ? 'simd' : 'scalar') {
     this.#module = module;
-    /** True when the SIMD128 build is running. */
+    /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
     this.simd = simd;
+    /** The build that runs: 'relaxed', 'simd' or 'scalar'. */
+    this.build = build;
     /** The xsimd architecture of the running kernels ('wasm' or 'scalar'). */
     this.arch = module.simdArch();
     Object.freeze(this);
@@ -252,19 +255,14 @@ export class Lens {
   }
 
   /**
-   * Benchmarking aid: runs `iterations` steps of 12 independent 4-lane multiply-then-add chains
-   * (96 flops a step; WebAssembly SIMD128 has no fused multiply-add) in this module and returns
-   * { flops, ms, gflops }: the machine's practical f32x4 ceiling. Call it a few times: the engine
-   * swaps in optimised code only for later calls.
+   * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module (web/engine/
+   * ceiling.js): 12 independent 4-lane chains, multiply then add, and fused multiply-add where
+   * the build has it, warmed up, then `calls` calls; best, median and worst GFLOP/s. A number
+   * instead of options times one call of the multiply-add chains (the earlier form).
    */
-  ceilingProbe(iterations = 1e6) {
-    const n = check.positiveInteger('iterations', iterations);
-    if (n > 0xffffffff) throw new RangeError(`iterations must be < 2^32 (got ${n})`);
-    const start = performance.now();
-    this.#module.ceilingProbe(n);
-    const ms = performance.now() - start;
-    const flops = 96 * n;
-    return { flops, ms, gflops: flops / ms / 1e6 };
+  ceilingProbe(options) {
+    return typeof options === 'number' ? probeOnce(this.#module, options)
+      : steadyCeiling(this.#module, options);
   }
 
   /**
