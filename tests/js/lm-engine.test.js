@@ -142,6 +142,13 @@ describe('stories260K through lens.loadModel', () => {
     assert.equal(sentence.stopped, 'stop');
     assert.ok(sentence.text.endsWith('.') && sentence.text.indexOf('.') === sentence.text.length - 1);
     assert.throws(() => lm.generate('', { onToken: () => { throw new Error('from the callback'); } }), /from the callback/);
+    const inner = [];
+    const outer = lm.generate('', { steps: 5, temperature: 0, onToken: () => {
+      inner.push(lm.run('Hi').ids.length);  // run() inside a generation is fine
+      assert.throws(() => lm.generate('x'), /onToken/);
+    } });
+    assert.deepEqual([...outer.ids], GREEDY_IDS.slice(0, 5));
+    assert.deepEqual(inner, [3, 3, 3, 3, 3]);
     assert.equal(lm.generate('', { steps: 3, temperature: 0 }).ids.length, 3);  // still usable
   });
 
