@@ -72,9 +72,13 @@ window.attnlensBench = async (options, models) => {
   const ceiling = core.measureCeiling(lens);
   log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
   const records = options.sizes.length ? await core.runBenchmark({ ...options, peers, ceiling, lens, log }) : [];
+  ceiling.end = core.measureCeiling(lens);
   const frame = frameTest(lens, options.frame);
   status('done');
   return { records, ceiling, frame, userAgent: navigator.userAgent };
 };
 window.attnlensBenchReady = true;
 status('ready');
+
+// The heatmap at long inputs (issue 11): first draw, hover, wheel, zoom and pan at n = 4096.
+window.attnlensHeatmapLong = (options) => import('./heatmap-long.js').then((m) => m.heatmapLongTest(options));

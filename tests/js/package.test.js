@@ -44,7 +44,7 @@ describe('the npm package', () => {
     assert.deepEqual(paths.filter((p) => !allowed.test(p) && !bundledModel.test(p)), [], 'files outside the whitelist');
     for (const bad of [/^tests\//, /^cpp\//, /^scripts\//, /^web\/demo\//, /\.(cpp|hpp|bin|tgz)$/, /^\.build\//])
       assert.deepEqual(paths.filter((p) => bad.test(p) && !bundledModel.test(p)), [], `nothing matching ${bad}`);
-    for (const need of ['README.md', 'LICENSE', 'package.json', 'web/dist/attnlens-simd.wasm',
+    for (const need of ['README.md', 'LICENSE', 'package.json', 'web/dist/attnlens-relaxed.wasm', 'web/dist/attnlens-simd.wasm',
       'web/dist/attnlens-scalar.wasm', 'web/dist/attnlens-single.js', 'web/models/stories260K/stories260K.bin',
       'web/models/stories260K/tok512.bin', 'web/models/stories260K/LICENSE', 'web/models/stories260K/README.md'])
       assert.ok(paths.includes(need), need);
@@ -56,7 +56,11 @@ describe('the npm package', () => {
     assert.equal(manifest.type, 'module');
     const entries = Object.entries(manifest.exports).filter(([key]) => key !== './package.json');
     assert.deepEqual(entries.map(([key]) => key).filter((k) => !k.startsWith('./elements/')),
-      ['.', './elements', './model', './single']);
+      ['.', './elements', './model', './single', './cli']);
+    // The command line: `npx attnlens` runs a file that is in the tarball and starts with a shebang.
+    assert.deepEqual(Object.keys(manifest.bin ?? {}), ['attnlens']);
+    assert.ok(paths.includes(manifest.bin.attnlens), manifest.bin.attnlens);
+    assert.match(readFileSync(path.join(root, manifest.bin.attnlens), 'utf8'), /^#!\/usr\/bin\/env node\n/);
     for (const [key, target] of entries) {
       assert.equal(typeof target, 'object', key);
       for (const file of [target.types, target.default]) {
@@ -98,7 +102,7 @@ describe('the npm package', () => {
 
   it('keeps the size budget', (t) => {
     const pair = (v) => [`web/dist/attnlens-${v}.mjs`, `web/dist/attnlens-${v}.wasm`];
-    const wasmBytes = Math.max(total(pair('simd')), total(pair('scalar')));
+    const wasmBytes = Math.max(total(pair('relaxed')), total(pair('simd')), total(pair('scalar')));
     const engineJs = moduleGraph(root, 'web/attnlens.js').files;
     const elementsJs = moduleGraph(root, 'web/elements/index.js').files;
     const engine = total(engineJs) + wasmBytes;
@@ -106,7 +110,7 @@ describe('the npm package', () => {
     const modelJs = moduleGraph(root, 'web/model/index.js').files
       .filter((f) => !engineJs.includes(f));
     const model = total(modelJs) + total(pair('model'));
-    t.diagnostic(`engine entry: ${kb(engine)} gzipped (JS ${kb(total(engineJs))}, SIMD glue + wasm ${kb(total(pair('simd')))}, scalar ${kb(total(pair('scalar')))})`);
+    t.diagnostic(`engine entry: ${kb(engine)} gzipped (JS ${kb(total(engineJs))}, relaxed glue + wasm ${kb(total(pair('relaxed')))}, SIMD ${kb(total(pair('simd')))}, scalar ${kb(total(pair('scalar')))})`);
     t.diagnostic(`engine + all elements: ${kb(withElements)} gzipped`);
     t.diagnostic(`model add-on (extra): ${kb(model)} gzipped; single file: ${kb(gz('web/dist/attnlens-single.js'))} gzipped`);
     assert.ok(engine <= ENGINE_BUDGET, `engine entry ${kb(engine)} > ${kb(ENGINE_BUDGET)}`);

@@ -40,6 +40,8 @@ export class AttnPipeline extends AttnElement {
   static styles = [STYLE];
   static maxTokens = 32;
   static recomputeOn = ['head', 'layer'];
+  /** The steps are one head's: no mean/max/rollout here. */
+  static aggregates = false;
 
   setup(body) {
     this.scalePicker = h('select', { 'aria-label': 'Scale' },
@@ -97,6 +99,8 @@ export class AttnPipeline extends AttnElement {
   compute(lens, data, state) {
     if (data.kind === 'attention')
       throw new DataError('attn-pipeline needs vectors (Q, K, V, or X with W_Q, W_K, W_V): precomputed weights have no scores to show');
+    if (data.cross)
+      throw new DataError('attn-pipeline shows self-attention step by step: use attn-heatmap or attn-bars for queryTokens/keyTokens');
     return { ...computeSteps(lens, data, state, Math.min(state.head, data.heads - 1)), layers: 1, heads: data.heads };
   }
 
@@ -203,8 +207,8 @@ export class AttnPipeline extends AttnElement {
     }
   }
 
-  svg(result, theme) {
-    return pipelineSVG(result, theme, { query: this.query, mask: this.mask });
+  svg(result, theme, options) {
+    return pipelineSVG(result, theme, { query: this.query, mask: this.mask }, options);
   }
 }
 

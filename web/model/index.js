@@ -4,7 +4,7 @@
 //   const model = await lens.loadModel();            // Node: the installed model package
 //   const r = model.run('The cat sat on the mat.');  // tokens, ids, layers[l].attention, embedding
 import { CallBuffers, formatBytes } from '../engine/heap.js';
-import { instantiate, simdSupported } from '../engine/load.js';
+import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
 import { cachedLoad, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
@@ -35,7 +35,8 @@ export function loadModel(source, options) {
 
 async function load(source, report) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  const modulePromise = instantiate('model');
+  // The relaxed-SIMD module (fused multiply-add) where the runtime validates it.
+  const modulePromise = instantiate(relaxedSimdSupported() ? 'model-relaxed' : 'model');
   modulePromise.catch(() => {});  // awaited below; avoid an unhandled rejection meanwhile
   const bytes = await modelBytes(source, (loaded, total) => report('download', loaded, total));
   report('initialise', 0, 1);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "attnlens/aggregate.hpp"
 #include "attnlens/attention.hpp"
 #include "attnlens/kernel.hpp"
 #include "attnlens/multi_head.hpp"
@@ -88,7 +89,10 @@ std::string simd_arch() { return attnlens::simd_arch_name(); }
 std::size_t heap_in_use() { return mallinfo().uordblks; }
 
 // Benchmarking aids (web/engine/lens.js: ceilingProbe(), lastCallBytes()).
-float ceiling_probe(std::uint32_t iterations) { return attnlens::ceiling_probe(iterations); }
+float ceiling_probe(std::uint32_t iterations, bool fused) {
+  return attnlens::ceiling_probe(iterations, fused ? attnlens::ProbeOp::fma : attnlens::ProbeOp::mul_add);
+}
+bool probe_has_fma() { return attnlens::probe_has_fma(); }
 std::size_t last_call_scratch() { return attnlens::last_call_scratch_bytes(); }
 
 // Index of the first NaN or ±inf among `count` floats at `address`, or -1. Blocks of 256 are
@@ -152,8 +156,46 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("simdArch", &simd_arch);
   function("heapInUse", &heap_in_use);
   function("ceilingProbe", &ceiling_probe);
+  function("probeHasFma", &probe_has_fma);
   function("lastCallScratch", &last_call_scratch);
   function("firstNonFinite", &first_non_finite);
+}
+
+// ---- aggregation across heads and layers (web/engine/lens.js: aggregate(), rollout()) --------
+namespace {
+
+std::string aggregate_heads(std::uintptr_t weights, std::uintptr_t out, std::size_t heads,
+                            std::size_t n_q, std::size_t n_k, bool max, bool simd) {
+  const attnlens::AggregateShape shape{heads, n_q, n_k};
+  const auto in = span<const float>(weights, heads * n_q * n_k);
+  const auto result = span<float>(out, n_q * n_k);
+  std::string error = attnlens::check_aggregate(shape, in, result);
+  if (error.empty())
+    attnlens::aggregate_heads(shape, max ? attnlens::HeadAggregate::max : attnlens::HeadAggregate::mean,
+                              in, result, kernel(simd));
+  return error;
+}
+
+// One layer of the rollout product (JS copies in one layer at a time: memory stays heads·n²).
+std::string rollout_layer(std::uintptr_t layer, std::uintptr_t r, std::uintptr_t scratch,
+                          std::size_t heads, std::size_t n, float residual, bool first, bool simd) {
+  const attnlens::RolloutShape shape{heads, n};
+  const auto in = span<const float>(layer, heads * n * n);
+  const auto product = span<float>(r, n * n);
+  const auto room = span<float>(scratch, 2 * n * n);
+  std::string error = attnlens::check_rollout_layer(shape, in, residual, product, room);
+  if (error.empty()) attnlens::rollout_layer(shape, in, residual, product, first, room, kernel(simd));
+  return error;
+}
+
+double rollout_max_flops() { return attnlens::rollout_max_flops; }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens_aggregate) {
+  emscripten::function("aggregateHeads", &aggregate_heads);
+  emscripten::function("rolloutLayer", &rollout_layer);
+  emscripten::function("rolloutMaxFlops", &rollout_max_flops);
 }
 
 #ifdef ATTNLENS_WITH_MODEL

@@ -6,10 +6,12 @@ import { hatchDef, svgDocument, tag, text } from '../lib/export.js';
 import { matrixImageSVG } from './matrix-image.js';
 
 /** state: { layer, head } (the chosen thumbnail). */
-export function headsSVG(result, theme, { layer = 0, head = 0 } = {}) {
-  const { n, layers, heads } = result;
+export function headsSVG(result, theme, { layer = 0, head = 0 } = {}, { width: displayWidth } = {}) {
+  const { n, layers, heads } = result, nK = result.nK ?? n;
   const size = 72, gap = 10, left = 64, top = 10;
-  const masked = maskMatrix(result.masks, n);
+  const masked = maskMatrix(result.masks, n, nK);
+  // A non-square (cross-attention) thumbnail keeps its shape inside the size×size square.
+  const w = nK >= n ? size : size * nK / n, hgt = n >= nK ? size : size * n / nK;
   const parts = [];
   for (let l = 0; l < layers; l++) {
     const y = top + l * (size + 26);
@@ -18,8 +20,8 @@ export function headsSVG(result, theme, { layer = 0, head = 0 } = {}) {
       const x = left + hd * (size + gap);
       const chosen = l === layer && hd === head;
       parts.push(matrixImageSVG({
-        weights: headMatrix(result, l, hd), rows: n, cols: n, masked, scale: theme.scale,
-        x, y, width: size, height: size, target: size * 2, maxPixels: size * 2, id: `attn-cells-${l}-${hd}`,
+        weights: headMatrix(result, l, hd), rows: n, cols: nK, masked, scale: theme.scale,
+        x: x + (size - w) / 2, y: y + (size - hgt) / 2, width: w, height: hgt, target: size * 2, maxPixels: size * 2, id: `attn-cells-${l}-${hd}`,
       }),
       tag('rect', { x: x - 1, y: y - 1, width: size + 2, height: size + 2, fill: 'none', stroke: css(chosen ? theme.accent : theme.line), 'stroke-width': chosen ? 2 : 1 }),
       text({ x: x + size / 2, y: y + size + 14, 'text-anchor': 'middle', 'font-size': 11, fill: hex(theme.fg) }, `H${hd + 1}`));
@@ -27,7 +29,7 @@ export function headsSVG(result, theme, { layer = 0, head = 0 } = {}) {
   }
   const defs = masked ? tag('defs', {}, hatchDef('attn-hatch', theme)) : '';
   return svgDocument({
-    width: left + heads * (size + gap) + 6, height: top + layers * (size + 26) + 4, theme, body: defs + parts.join(''),
-    title: `Attention of ${n} tokens, ${layers} layer(s) × ${heads} head(s): ${result.tokens.join(' ').slice(0, 4000)}`,
+    displayWidth, width: left + heads * (size + gap) + 6, height: top + layers * (size + 26) + 4, theme, body: defs + parts.join(''),
+    title: `Attention of ${nK === n ? `${n} tokens` : `${n} query × ${nK} key tokens`}, ${layers} layer(s) × ${heads} head(s): ${result.tokens.join(' ').slice(0, 4000)}`,
   });
 }

@@ -25,7 +25,7 @@ export function stepColour(theme, step, values) {
 }
 
 /** state: { query, mask } (the mask's name for the title). */
-export function pipelineSVG(result, theme, { query = 0, mask = 'none' } = {}) {
+export function pipelineSVG(result, theme, { query = 0, mask = 'none' } = {}, { width: displayWidth } = {}) {
   const { tokens, n, dV } = result;
   const steps = pipelineSteps(result), numbers = n <= NUMBERS_UP_TO;
   const cell = numbers ? 30 : Math.max(6, Math.floor(200 / n)), label = 72, gap = 24;
@@ -52,7 +52,7 @@ export function pipelineSVG(result, theme, { query = 0, mask = 'none' } = {}) {
       parts.push(text({ x: x0 + label + j * cell + cell / 2, y: y0 + 26, 'text-anchor': 'middle', 'font-size': 9, fill: hex(theme.muted) }, step === 'output' ? String(j + 1) : clip(tokens[j], colChars)));
   });
   return svgDocument({
-    width: 16 + 3 * blockW + 2 * gap, height: 16 + 2 * blockH + gap, theme, body: parts.join(''),
+    displayWidth, width: 16 + 3 * blockW + 2 * gap, height: 16 + 2 * blockH + gap, theme, body: parts.join(''),
     title: `Attention step by step for ${n} tokens (d_k = ${result.dK}, scale ${fmt(result.scale, 4)}, mask ${mask}): ${tokens.join(' ')}`,
   });
 }
