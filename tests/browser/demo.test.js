@@ -45,10 +45,11 @@ describe('demo page in headless Chromium', () => {
   it('runs the SIMD module and the heatmap draws the weights it computed', async () => {
     const page = await openDemo(browser);
     const engine = await page.evaluate(() => {
-      const { simd, arch } = document.getElementById('mask-heatmap').lens;
-      return { simd, arch };
+      const { simd, arch, build } = document.getElementById('mask-heatmap').lens;
+      return { simd, arch, build };
     });
-    assert.deepEqual(engine, { simd: true, arch: 'wasm' });
+    // Chromium validates relaxed SIMD: init() picks the fused multiply-add build.
+    assert.deepEqual(engine, { simd: true, arch: 'wasm_relaxed', build: 'relaxed' });
     const data = await sentenceData(page);
     assert.deepEqual(data.tokens, SENTENCE);
     const want = ref.attention(flat(data.Q), flat(data.K), flat(data.V), { dK: 4 }).weights;

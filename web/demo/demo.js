@@ -157,7 +157,8 @@ async function main() {
   setUpGenerate();
   const lens = await loadEngine();
   setUpModel(lens);
-  $('engine').textContent = `Engine: ${lens.simd ? 'WebAssembly SIMD128' : 'scalar WebAssembly'} (${lens.arch}), running on this page.`;
+  const builds = { relaxed: 'WebAssembly relaxed SIMD', simd: 'WebAssembly SIMD128', scalar: 'scalar WebAssembly' };
+  $('engine').textContent = `Engine: ${builds[lens.build]} (${lens.arch}), running on this page.`;
 }
 
 main().catch((error) => {
