@@ -335,7 +335,7 @@ std::vector<int> naive_encode(const LlamaTokenizer& t, const std::string& text) 
   for (;;) {
     float best = -1e10f;
     int best_id = -1, best_at = -1;
-    for (std::size_t i = 0; i + 1 < ids.size(); ++i) {
+    for (std::size_t i = 1; i + 1 < ids.size(); ++i) {  // BOS (i = 0) stays
       const int id = lookup(t.piece(ids[i]) + t.piece(ids[i + 1]));
       if (id >= 0 && t.score(id) > best) best = t.score(id), best_id = id, best_at = static_cast<int>(i);
     }

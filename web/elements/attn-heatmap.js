@@ -6,12 +6,12 @@
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
-import { isAggregate, maskMatrix } from './lib/compute.js';
+import { isAggregate } from './lib/compute.js';
 import { MAX_PRECOMPUTED_TOKENS } from './lib/data.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { drawCrosshair } from './lib/crosshair.js';
 import { clip } from './lib/export.js';
-import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
+import { MatrixLayers, drawMatrix, hatch } from './lib/matrix-canvas.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { ZoomView, zoomGestures } from './lib/zoom.js';
 import { heatmapSVG } from './svg/heatmap.js';
@@ -25,7 +25,8 @@ const STYLE = `
 .plot.zoomable { touch-action: pan-x pan-y; }
 .plot.zoomed { touch-action: none; cursor: grab; }
 .zoombar { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; margin: 4px 0; color: var(--attn-muted); font-size: 11px; }
-.zoombar canvas { display: block; border: 1px solid var(--attn-line); cursor: pointer; }
+.plot .minimap { position: absolute; top: 4px; right: 4px; border: 1px solid var(--attn-line); outline: 2px solid var(--attn-bg); cursor: pointer; opacity: 0.92; }
+.plot .minimap[hidden] { display: none; }
 .plot canvas { display: block; }
 .plot .overlay { position: absolute; inset: 0; pointer-events: none; }
 .readout { min-height: 1.4em; margin: 4px 0; color: var(--attn-muted); overflow-wrap: anywhere; }
@@ -47,6 +48,8 @@ export class AttnHeatmap extends AttnElement {
 
   #layout = null;       // { gutter, cell, plot, n, labels }
   #layers = null;       // { key, cells, mask, masked }
+  #canvases = new MatrixLayers();  // reused by every redraw: no n²-sized allocation
+  #legendKey = null;    // the theme the legend's ramp was drawn with
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
   #frame = 0;
@@ -78,7 +81,9 @@ export class AttnHeatmap extends AttnElement {
     this.legend.append(this.legendNote);
     this.minimap = h('canvas', { class: 'minimap', part: 'minimap', 'aria-hidden': 'true', title: 'Click to move the zoomed window' });
     this.zoomText = h('span', { class: 'zoom-level' });
-    this.zoombar = h('div', { class: 'zoombar', part: 'zoombar', hidden: true }, this.minimap, this.zoomText);
+    this.minimap.hidden = true;
+    this.plot.append(this.minimap);  // over the plot's top-right corner, in view while zooming
+    this.zoombar = h('div', { class: 'zoombar', part: 'zoombar', hidden: true }, this.zoomText);
     const zoomButton = (cls, label, text, run) => h('button', { type: 'button', class: cls, 'aria-label': label, title: label, onclick: run }, text);
     this.zoomInButton = zoomButton('zoom-in', 'Zoom in (+)', '+', () => this.zoomBy(2));
     this.zoomOutButton = zoomButton('zoom-out', 'Zoom out (−)', '−', () => this.zoomBy(0.5));
@@ -86,11 +91,14 @@ export class AttnHeatmap extends AttnElement {
     this.zoomControls = h('span', { class: 'zoom-controls', hidden: true }, this.zoomInButton, this.zoomOutButton, this.zoomResetButton);
     this.controls.append(this.zoomControls);
     body.append(this.plot, this.zoombar, this.readout, this.legend, this.pinned);
-    this.minimap.addEventListener('click', (e) => {
+    // A press on the minimap centres the window there; it is not a pick or a pan of the plot.
+    this.minimap.addEventListener('pointerdown', (e) => {
+      e.stopPropagation();
       const r = this.minimap.getBoundingClientRect();
       this.#view.centreOn((e.clientY - r.top) / r.height * this.#view.rows, (e.clientX - r.left) / r.width * this.#view.cols);
       this.#viewChanged();
     });
+    for (const name of ['click', 'pointermove']) this.minimap.addEventListener(name, (e) => e.stopPropagation());
 
     this.plot.addEventListener('pointermove', (e) => this.#hover(e));
     this.plot.addEventListener('pointerleave', () => {
@@ -130,9 +138,9 @@ export class AttnHeatmap extends AttnElement {
     const key = `${this.layer}/${this.head}`;
     if (this.#layers?.result !== result || this.#layers.key !== key || this.#layers.theme !== theme) {
       const weights = this.weights;
-      const masked = maskMatrix(result.masks, n, nK);
+      const { masked, layer } = this.#canvases.masks(result.masks, n, nK);
       this.#layers = { result, key, theme, weights, masked,
-        cells: cellsLayer(weights, n, theme.scale, masked, nK), mask: maskLayer(masked, n, nK) };
+        cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask: layer };
     }
     if (this.#viewKey !== `${n}×${nK}`) {  // new table size: start unzoomed
       this.#viewKey = `${n}×${nK}`;
@@ -241,22 +249,15 @@ export class AttnHeatmap extends AttnElement {
   // ——— drawing ———
 
   // Square cells: the columns fill the width; a tall table (nQ ≫ nK) is also kept within
-  // max(width, 640) pixels of height. Labels (and their gutter) appear once the cells, at the
-  // current zoom, are big enough to read them.
+  // max(width, 640) pixels of height. The label gutter is always there (a table too fine to label
+  // can be zoomed until it is, and the plot must not move under the pointer when labels appear);
+  // labels are drawn once the cells, at the current zoom, are big enough to read them.
   #measure(result, width, theme) {
     const nQ = result.n, nK = result.nK ?? nQ, zoom = this.#view.zoom;
-    const fit = (room) => Math.min(MAX_CELL, (room - 2) / nK, (Math.max(room, 640) - 2) / nQ);
-    let gutter = 0, cell = fit(width);
-    if ((width - 40) / Math.max(nQ, nK) * zoom >= LABEL_CELL || cell >= LABEL_CELL) {
-      gutter = Math.round(Math.min(Math.max(this.#longestLabel(result, theme) + 10, 24), 110, width * 0.3));
-      cell = fit(width - gutter);
-    }
-    const labels = gutter > 0 && cell * zoom >= LABEL_CELL;
-    if (!labels) {
-      gutter = 0;
-      cell = fit(width);
-    }
+    const gutter = Math.round(Math.min(Math.max(this.#longestLabel(result, theme) + 10, 24), 110, width * 0.3));
+    let cell = Math.min(MAX_CELL, (width - gutter - 2) / nK, (Math.max(width, 640) - gutter - 2) / nQ);
     if (cell >= 4) cell = Math.floor(cell);
+    const labels = cell * zoom >= LABEL_CELL;
     const maxZoom = cell * 2 <= ZOOM_CELL ? ZOOM_CELL / cell : 1;  // small tables are already readable
     this.#view.resize(nQ, nK, maxZoom);
     return { gutter, cell, plot: cell * nK, plotWidth: cell * nK, plotHeight: cell * nQ, labels, n: nQ, nQ, nK };
@@ -286,7 +287,7 @@ export class AttnHeatmap extends AttnElement {
     ctx.fillRect(0, 0, width, height);
     const source = v.zoomed ? { x: v.x, y: v.y, width: v.visibleCols, height: v.visibleRows } : null;
     drawMatrix(ctx, { cells: this.#layers.cells, mask: this.#layers.mask, x: gutter, y: gutter,
-      width: plotWidth, height: plotHeight, source, theme, ratio });
+      width: plotWidth, height: plotHeight, source, theme, ratio, cache: this.#canvases.hatch });
     if (labels) {
       const { tokens } = this.result, keys = this.result.keyTokens ?? tokens;
       ctx.fillStyle = css(theme.fg);
@@ -317,7 +318,7 @@ export class AttnHeatmap extends AttnElement {
     this.zoomOutButton.disabled = this.zoomResetButton.disabled = !v.zoomed;
     this.plot.classList.toggle('zoomable', v.zoomable);
     this.plot.classList.toggle('zoomed', v.zoomed);
-    this.zoombar.hidden = !v.zoomed;
+    this.zoombar.hidden = this.minimap.hidden = !v.zoomed;
     if (!v.zoomed) return;
     const { nQ, nK } = this.#layout;
     const scale = MINIMAP / Math.max(nQ, nK);
@@ -334,15 +335,18 @@ export class AttnHeatmap extends AttnElement {
   }
 
   #drawLegend(theme) {
-    const ramp = this.ramp.getContext('2d');
-    for (let x = 0; x < 120; x++) {
-      ramp.fillStyle = theme.scale.css(x / 119);
-      ramp.fillRect(x, 0, 1, 10);
-    }
-    const swatch = this.swatch.getContext('2d');
-    swatch.fillStyle = hatch(swatch, theme);
-    swatch.fillRect(0, 0, 10, 10);
     const masked = this.#layers.masked !== null;
+    if (this.#legendKey !== theme) {  // the ramp and swatch change with the theme only
+      this.#legendKey = theme;
+      const ramp = this.ramp.getContext('2d');
+      for (let x = 0; x < 120; x++) {
+        ramp.fillStyle = theme.scale.css(x / 119);
+        ramp.fillRect(x, 0, 1, 10);
+      }
+      const swatch = this.swatch.getContext('2d');
+      swatch.fillStyle = hatch(swatch, theme);
+      swatch.fillRect(0, 0, 10, 10);
+    }
     this.swatch.hidden = !masked;
     this.swatchLabel.hidden = !masked;
     const aggregate = isAggregate(this.layer, this.head);

@@ -1,5 +1,6 @@
 #include "attnlens/model/blocks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -75,6 +76,47 @@ void merge_heads(const float* o, std::size_t n, std::size_t heads, std::size_t d
   for (std::size_t h = 0; h < heads; ++h)
     for (std::size_t i = 0; i < n; ++i)
       std::memcpy(out + i * heads * dh + h * dh, o + (h * n + i) * dh, dh * sizeof(float));
+}
+
+void attend(const float* q, std::size_t rows, const float* keys, const float* values, std::size_t n,
+            std::size_t d, float scale, float* weights, float* out) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* qr = q + r * d;
+    float* w = weights + r * n;
+    // Four keys at a time: independent sums instead of one long chain of dependent adds.
+    std::size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const float *k0 = keys + j * d, *k1 = k0 + d, *k2 = k1 + d, *k3 = k2 + d;
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (std::size_t c = 0; c < d; ++c) {
+        s0 += qr[c] * k0[c];
+        s1 += qr[c] * k1[c];
+        s2 += qr[c] * k2[c];
+        s3 += qr[c] * k3[c];
+      }
+      w[j] = s0 * scale, w[j + 1] = s1 * scale, w[j + 2] = s2 * scale, w[j + 3] = s3 * scale;
+    }
+    for (; j < n; ++j) {
+      const float* k = keys + j * d;
+      float dot = 0;
+      for (std::size_t c = 0; c < d; ++c) dot += qr[c] * k[c];
+      w[j] = dot * scale;
+    }
+    const float max = *std::max_element(w, w + n);
+    double sum = 0;
+    for (j = 0; j < n; ++j) {
+      w[j] = std::exp(w[j] - max);
+      sum += w[j];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    float* o = out + r * d;
+    for (std::size_t c = 0; c < d; ++c) o[c] = 0;
+    for (j = 0; j < n; ++j) {
+      w[j] *= inv;
+      const float* v = values + j * d;
+      for (std::size_t c = 0; c < d; ++c) o[c] += w[j] * v[c];
+    }
+  }
 }
 
 void transpose(const float* in, std::size_t rows, std::size_t cols, float* out) {

@@ -4,6 +4,7 @@
 // layer/head pickers and the SVG/PNG export. Subclasses implement setup(), render() and svg().
 import { init } from '../../attnlens.js';
 import { announce } from './a11y.js';
+import { BufferPool } from './buffers.js';
 import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
@@ -59,6 +60,7 @@ export class AttnElement extends HTMLElementBase {
   #theme = null;
   #cleanup = [];
   #width = 0;
+  #buffers = new BufferPool();  // result arrays reused by every recomputation (compute())
 
   constructor() {
     super();
@@ -272,7 +274,13 @@ export class AttnElement extends HTMLElementBase {
 
   #request(level) {
     this.#need = Math.max(this.#need, level);
-    this.#loop ??= this.#run().finally(() => { this.#loop = null; });
+    this.#loop ??= this.#run().finally(() => {
+      this.#loop = null;
+      // Asked for after #run's last look at #need but before this callback (e.g. by a `render`
+      // listener's continuation): without a new run it would be dropped, updateComplete resolving
+      // with nothing drawn and no `render` event.
+      if (this.#need !== NOTHING) this.#request(NOTHING);
+    });
   }
 
   async #run() {
@@ -319,6 +327,7 @@ export class AttnElement extends HTMLElementBase {
     const abort = (this.#abort = new AbortController());
     this.#data = null;
     this.#result = null;
+    this.#buffers.clear();
     this.#status('Loading…');
     const raw = await this.readData(this.#dataProperty, abort.signal);
     if (abort.signal.aborted || this.#need >= LOAD) return false;
@@ -466,7 +475,7 @@ export class AttnElement extends HTMLElementBase {
   setup() {}
   /** Computes what the figure draws (default: weights for every layer/head). */
   compute(lens, data, state) {
-    return computeWeights(lens, data, state);
+    return computeWeights(lens, data, state, this.#buffers);
   }
   /** Draws `result` with the current state. */
   render() {}

@@ -104,10 +104,11 @@ export class GenerationView {
     return this.row(this.promptLength - 1 + k, layer, head);
   }
 
-  /** The size×size causal matrix of every row (cached per layer and head). */
+  /** The size×size causal matrix of every row (the last few layer/head choices are kept). */
   matrix(layer, head) {
     const key = `${layer}/${head}`;
     if (!this.matrices.has(key)) {
+      if (this.matrices.size >= 4) this.matrices.delete(this.matrices.keys().next().value);
       const n = this.size, m = new Float32Array(n * n);
       for (let i = 0; i < n; i++) m.set(this.row(i, layer, head), i * n);
       this.matrices.set(key, m);
