@@ -3,9 +3,10 @@
 // for precomputed weights, to float rounding for vectors: the file has the SIMD build, the page
 // may run relaxed SIMD), keeps the
 // state, stays interactive, follows a forced theme, shows hostile tokens as text, and exports
-// itself again byte for byte. Also served from a static folder (http) with no other file.
+// itself again byte for byte; the toolbar's HTML button downloads the same file. Also served
+// from a static folder (http) with no other file.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -152,6 +153,17 @@ describe('standalone HTML (toHTML)', () => {
       assertClean(p, browser);
       await p.close();
     }
+  });
+
+  it('the toolbar\'s HTML button downloads the same file', async () => {
+    const want = await page.evaluate(() => document.getElementById('map').toHTML());
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.locator('#map').locator('button.export-html').click(),
+    ]);
+    assert.equal(download.suggestedFilename(), 'attn-heatmap.html');
+    assert.equal(await readFile(await download.path(), 'utf8'), want);
+    assertClean(page, browser);
   });
 
   it('served from a static folder over http: the one file is all it needs', async () => {
