@@ -176,6 +176,7 @@ export class LanguageModel {
   #module;
   #decoder = new TextDecoder();
   #pieces = new Map();
+  #generating = false;
 
   constructor(module, name) {
     this.#module = module;
@@ -258,6 +259,8 @@ export class LanguageModel {
     if (o.onToken !== undefined && typeof o.onToken !== 'function')
       throw new TypeError(`options.onToken must be a function (got ${check.describe(o.onToken)})`);
     const stops = stopOption(o.stop);
+    if (this.#generating)
+      throw new Error('lm.generate() was called from its own onToken callback: one generation at a time per model');
     const promptIds = this.#input('generate', prompt);
     const m = this.#module;
     const { heads, layers, seqLen } = this.config;
@@ -267,6 +270,7 @@ export class LanguageModel {
     const textDecoder = new TextDecoder();
     return this.#withBuffers({ prompt: 4 * p }, 'lm.generate()', (b) => {
       m.HEAP32.set(promptIds, b.address.prompt / 4);
+      this.#generating = true;
       const begin = m.lmBegin(b.address.prompt, p, seed % 2 ** 32, Math.floor(seed / 2 ** 32), this.#available(), true);
       try {
         if (begin) throw new RangeError(`lm.generate(): ${begin}`);
@@ -314,6 +318,7 @@ export class LanguageModel {
         return result;
       } finally {
         m.lmEnd();
+        this.#generating = false;
       }
     });
   }
