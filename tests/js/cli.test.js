@@ -1,7 +1,7 @@
 // The command line in Node: exit codes and messages for bad input (missing file, bad JSON, bad
 // option, bad data: the message names what is wrong), every token escaped, options reaching the
 // figure, PNG through the optional rasteriser (its pixels are the weights' colours), figure
-// discovery, and `attnlens python` printing the helper.
+// discovery, and the bin of the installed tarball.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -9,11 +9,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 import { PNG } from 'pngjs';
 
 import { themeFor } from '../../web/elements/lib/theme.js';
 import { figureNames, render } from '../../web/cli/render.js';
+import { installInto, pack, remove } from './pack.js';
 
 const CLI = fileURLToPath(new URL('../../web/cli/attnlens.js', import.meta.url));
 const HOSTILE = ['<script>alert(1)</script>', '&', '"', "'", ']]>', '<!--'];
@@ -116,6 +118,20 @@ describe('attnlens command line', () => {
       const at = (Math.round((y + ch / 2) * 2) * png.width + Math.round((x + cw / 2) * 2)) * 4;
       const got = scale.invert([png.data[at], png.data[at + 1], png.data[at + 2]]);
       assert.ok(Math.abs(got - weight) < 0.02, `cell at ${x},${y}: ${got} vs ${weight}`);
+    }
+  });
+
+  it('npx attnlens works from the installed tarball (offline): the bin renders the same SVG', async () => {
+    const packed = await pack();
+    let project;
+    try {
+      project = await installInto(packed.tarball, { 'data.json': JSON.stringify(data) });
+      const bin = path.join(project.dir, 'node_modules/.bin/attnlens');
+      const { stdout } = await promisify(execFile)(bin, ['render', 'data.json', '--figure', 'bars', '--query', 'cat'], { cwd: project.dir });
+      assert.equal(stdout, await render(data, { figure: 'bars', query: 'cat' }));
+    } finally {
+      await remove(project?.dir);
+      await remove(packed.dir);
     }
   });
 

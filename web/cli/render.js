@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises';
 
 import { init } from '../attnlens.js';
-import { isAggregate, runModel, selectedMatrix } from '../elements/lib/compute.js';
+import { AttnElement } from '../elements/lib/base.js';
+import { computeWeights, isAggregate, runModel, selectedMatrix } from '../elements/lib/compute.js';
 import { DataError, parseData, parseTokens } from '../elements/lib/data.js';
 import { applyFilter } from '../elements/lib/filter.js';
 import { exportableData, standaloneHTML, stateAttributes } from '../elements/lib/standalone.js';
@@ -123,7 +124,10 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   const state = stateFor(figure, data, given);
   let result;
   try {
-    result = applyFilter(element.prototype.compute(data.kind === 'attention' ? null : await engine(), data, state), state);
+    // The element's compute step without an element: the base one (computeWeights; the element's
+    // version only adds its buffer pool) or the figure's own, which needs no instance.
+    const compute = element.prototype.compute === AttnElement.prototype.compute ? computeWeights : element.prototype.compute;
+    result = applyFilter(compute.call(element.prototype, data.kind === 'attention' ? null : await engine(), data, state), state);
   } catch (error) {
     if (error instanceof RangeError && /^hide/.test(error.message)) throw new OptionError(`--${error.message}`);
     throw error;

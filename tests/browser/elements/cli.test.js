@@ -42,6 +42,7 @@ const CASES = [
   ['bars', LAYERS, { head: 'max', query: '3' }],
   ['heatmap', CROSS, { query: 'chat' }],
   ['bars', CROSS, { query: '2' }],
+  ['heatmap', { model: 'stories260K', text: 'Once upon a time' }, { layer: '3', head: '1', query: '2' }],
 ];
 
 describe('attnlens render = the element in Chromium', () => {

@@ -337,6 +337,7 @@ export class AttnElement extends HTMLElementBase {
     }
     const data = await this.checkData(raw);
     if (abort.signal.aborted || this.#need >= LOAD) return false;
+    this.#raw = raw;
     this.#data = data;
     this.#need = Math.max(this.#need, COMPUTE);
     return true;
@@ -350,7 +351,6 @@ export class AttnElement extends HTMLElementBase {
   /** For subclasses: raw data → checked data (a model named by the data is run here). */
   async checkData(raw) {
     const maxTokens = this.constructor.maxTokens;
-    this.#raw = raw;
     let data = parseData(raw, { maxTokens, maxPrecomputedTokens: this.constructor.maxPrecomputedTokens ?? maxTokens });
     if (data.kind === 'model') {
       this.#lens ??= await loadEngine();
@@ -453,11 +453,12 @@ export class AttnElement extends HTMLElementBase {
     const [{ exportableData, standaloneHTML, stateAttributes }, { singleBundle }] = await Promise.all([import('./standalone.js'), import('./bundle.js')]);
     // The data goes in as the JSON child, which wins over data attributes (source.js); `src` and
     // `model` would win over it. Data read from attributes is not written twice.
-    const fromAttributes = this.#dataProperty === undefined && !['src', 'model'].some((a) => this.hasAttribute(a))
+    const source = (name) => /^(src|model|text)(-|$)/.test(name);  // also attn-compare's src-a, model-b…
+    const fromAttributes = this.#dataProperty === undefined && ![...this.attributes].some((a) => source(a.name))
       && !this.querySelector(':scope > script[type="application/json"]');
-    const skip = new Set([...(fromAttributes ? SOURCE_ATTRIBUTES : ['src', 'model', 'text']), ...Object.keys(STATE), 'theme', 'style']);
+    const skip = new Set([...(fromAttributes ? SOURCE_ATTRIBUTES : []), ...Object.keys(STATE), 'theme', 'style']);
     const attributes = [...stateAttributes(this.state),
-      ...[...this.attributes].filter((a) => !skip.has(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
+      ...[...this.attributes].filter((a) => !skip.has(a.name) && !source(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
     return standaloneHTML({
       tag: this.localName, attributes, data: exportableData(this.#raw, this.#data), bundle: await singleBundle(),
       theme: theme === 'light' || theme === 'dark' ? theme : undefined, title,

@@ -35,9 +35,12 @@ export function jsonText(value) {
 
 /**
  * What the standalone file carries as data: the author's input as given, except a model run
- * (`model` + `text`), which becomes its computed weights (`checked` is the parsed data).
+ * (`model` + `text`), which becomes its computed weights (`checked` is the parsed data); a
+ * pair (attn-compare's A and B) side by side.
  */
 export function exportableData(raw, checked) {
+  if (checked?.kind === 'pair')  // attn-compare: A and B (one data for both when they share it)
+    return raw.a === raw.b ? exportableData(raw.a, checked.a) : { a: exportableData(raw.a, checked.a), b: exportableData(raw.b, checked.b) };
   if (checked?.kind !== 'attention' || raw?.model === undefined) return raw;
   const { n, heads } = checked;
   const rows = checked.nQ ?? n, cols = checked.nK ?? n;
