@@ -5,7 +5,7 @@
 //   lm.run('Once upon a time');                          // ids, tokens, layers[l].attention, next
 //   lm.generate('Once upon a time', { steps: 40, temperature: 0 });
 import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
-import { instantiate, simdSupported } from '../engine/load.js';
+import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
 import { cachedLoad, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
@@ -129,7 +129,8 @@ function looksLikeSafetensors(bytes) {
 
 async function load(parts, report) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  const modulePromise = instantiate('model');
+  // The relaxed-SIMD module (fused multiply-add) where the runtime validates it, as for USE-lite.
+  const modulePromise = instantiate(relaxedSimdSupported() ? 'model-relaxed' : 'model');
   modulePromise.catch(() => {});  // awaited below
   // Download progress over all parts: bytes so far out of the totals known so far.
   const loaded = [0, 0, 0];
