@@ -207,6 +207,8 @@ export interface CeilingProbeOptions {
   /** Warm-up: at least this many calls (default 20) and this long (default 200 ms). */
   warmupCalls?: number;
   warmupMs?: number;
+  /** Milliseconds now (default performance.now); e.g. the process's CPU time on a shared machine. */
+  clock?: () => number;
 }
 
 export interface CeilingStats {

@@ -66,13 +66,15 @@ async function main() {
     return;
   }
   const { lens, peers } = await loadPeers(options.peers, options);
-  const env = environment();
+  const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  const clock = options.cpuTime ? cpuMs : undefined;
+  const env = `${environment()}${options.cpuTime ? '; times are process CPU time' : ''}`;
   const log = (s) => console.error(`[bench] ${s}`);
   log(`${env}; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
-  const ceiling = core.measureCeiling(lens);
+  const ceiling = core.measureCeiling(lens, { clock });
   log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
-  const records = await core.runBenchmark({ ...options, peers, ceiling, lens, log });
-  ceiling.end = core.measureCeiling(lens);
+  const records = await core.runBenchmark({ ...options, peers, ceiling, lens, log, ...(clock && { clock }) });
+  ceiling.end = core.measureCeiling(lens, { clock });
   log(`ceiling again after the run: ${ceiling.end.gflops.toFixed(1)} GFLOP/s (the table uses the first)`);
   console.log(core.formatReport(records, { ceiling, env }));
   console.log('\nTargets (issue 9; one thread, h = 8):');

@@ -16,7 +16,9 @@ const HELP = `usage: npm run bench [-- options]      (npm run bench:browser [-- 
                         which contestants (attnlens is always run; native: the same kernels
                         built natively, .build/native/attnlens_bench_native, Node only)
   --js-max-n 1024       above this n, plain JS times one head and scales by h
-  --d 64                head width`;
+  --d 64                head width
+  --cpu-time            time with the process's CPU time instead of the wall clock (Node only;
+                        on a shared machine it excludes the time other processes held the core)`;
 
 export function parseArgs(argv) {
   const o = { ...DEFAULTS };
@@ -35,6 +37,7 @@ export function parseArgs(argv) {
     else if (flag === '--d') [o.d] = ints(take(), 'd');
     else if (flag === '--js-max-n') [o.jsMaxN] = ints(take(), 'js-max-n');
     else if (flag === '--peers') o.peers = list(take());
+    else if (flag === '--cpu-time') o.cpuTime = true;
     else if (flag === '--help' || flag === '-h') o.help = HELP;
     else throw new Error(`unknown option ${flag}\n${HELP}`);
   }
@@ -65,8 +68,8 @@ function maxAbsDiff(a, b, length = a.length) {
  * calls). The best call is the ceiling: on a shared machine a slow call says only that something
  * else was running, and a low ceiling would flatter the percentages.
  */
-export function measureCeiling(lens, { runs = 15, iterations = 2e6, warmupMs = 300 } = {}) {
-  return { ...lens.ceilingProbe({ iterations, calls: runs, warmupMs }), runs };
+export function measureCeiling(lens, { runs = 15, iterations = 2e6, warmupMs = 300, clock } = {}) {
+  return { ...lens.ceilingProbe({ iterations, calls: runs, warmupMs, clock }), runs };
 }
 
 /** The ceiling a record is held to: fused multiply-add for the relaxed build, mul+add otherwise. */
@@ -80,7 +83,7 @@ const ceilingOp = (rec) => (rec.build === 'relaxed' ? 'fma' : 'mulAdd');
  * per (h, n, peer).
  */
 export async function runBenchmark({ peers, sizes, heads, runs, d, tolerance = DEFAULTS.tolerance,
-                                     ceiling, lens, warmupMs = 250, log = () => {} }) {
+                                     ceiling, lens, warmupMs = 250, log = () => {}, clock = now }) {
   const records = [];
   for (const h of heads)
     for (const n of sizes) {
@@ -131,13 +134,13 @@ export async function runBenchmark({ peers, sizes, heads, runs, d, tolerance = D
       const probe = { mulAdd: [], fma: [] };
       for (let r = 0; r < runs; r++) {
         for (const x of live) {
-          const t0 = now();
+          const t0 = clock();
           for (let b = 0; b < x.batch; b++) await x.p.run();
-          x.times.push((now() - t0) / x.batch);
+          x.times.push((clock() - t0) / x.batch);
           if (x.p.memory) x.memory = x.p.memory();  // read before another peer's call
         }
         if (lens) {
-          const c = lens.ceilingProbe({ iterations: ceiling?.iterations ?? 2e6, calls: 1, warmupCalls: 0, warmupMs: 0 });
+          const c = lens.ceilingProbe({ iterations: ceiling?.iterations ?? 2e6, calls: 1, warmupCalls: 0, warmupMs: 0, clock });
           probe.mulAdd.push(c.mulAdd.gflops);
           if (c.fma) probe.fma.push(c.fma.gflops);
         }

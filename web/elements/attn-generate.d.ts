@@ -44,11 +44,11 @@ export declare class AttnGenerate extends HTMLElement {
   model: string;
   /** The text to continue (default 'Once upon a time'). */
   prompt: string;
-  /** Tokens to write (default 40; fewer when the model ends the story or the context is full). */
+  /** Tokens to write (default 32; fewer when the model ends the story or the context is full). */
   steps: number;
-  /** Sampling temperature (default 0.8; 0: always the most likely token). */
+  /** Sampling temperature (default 1; 0: always the most likely token). */
   temperature: number;
-  /** Nucleus sampling: keep the smallest set of tokens whose probability reaches topP (default 0.9). */
+  /** Nucleus sampling: keep the smallest set of tokens whose probability reaches topP (default 1: off). */
   topP: number;
   /** Seed of the sampler (default 1): the same seed writes the same text. */
   seed: number;

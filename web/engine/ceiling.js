@@ -5,7 +5,7 @@
 import * as check from './validate.js';
 
 const FLOPS_PER_STEP = 96;  // 12 chains × 4 lanes × (multiply + add)
-const OPTIONS = ['iterations', 'calls', 'warmupMs', 'warmupCalls'];
+const OPTIONS = ['iterations', 'calls', 'warmupMs', 'warmupCalls', 'clock'];
 
 function nonNegative(name, value, fallback) {
   if (value === undefined) return fallback;
@@ -15,10 +15,12 @@ function nonNegative(name, value, fallback) {
   return value;
 }
 
-function sample(module, iterations, fused) {
-  const start = performance.now();
+const wallClock = () => performance.now();
+
+function sample(module, iterations, fused, clock = wallClock) {
+  const start = clock();
   module.ceilingProbe(iterations, fused);
-  return performance.now() - start;
+  return clock() - start;
 }
 
 function summary(ms, flops) {
@@ -53,14 +55,17 @@ export function steadyCeiling(module, opts) {
   const calls = check.positiveInteger('options.calls', o.calls, 15);
   const warmupCalls = nonNegative('options.warmupCalls', o.warmupCalls, 20);
   const warmupMs = nonNegative('options.warmupMs', o.warmupMs, 200);
+  // A clock in milliseconds; e.g. the process's CPU time, which a shared machine disturbs less.
+  const clock = o.clock ?? wallClock;
+  if (typeof clock !== 'function') throw new TypeError(`options.clock must be a function (got ${check.describe(clock)})`);
   const hasFma = module.probeHasFma();
   const ops = hasFma ? [false, true] : [false];
   const t0 = performance.now();
   let warm = 0;
   for (; warm < warmupCalls || performance.now() - t0 < warmupMs; warm++)
-    for (const fused of ops) sample(module, iterations, fused);
+    for (const fused of ops) sample(module, iterations, fused, clock);
   const times = ops.map(() => []);
-  for (let i = 0; i < calls; i++) ops.forEach((fused, j) => times[j].push(sample(module, iterations, fused)));
+  for (let i = 0; i < calls; i++) ops.forEach((fused, j) => times[j].push(sample(module, iterations, fused, clock)));
   const flops = FLOPS_PER_STEP * iterations;
   const mulAdd = summary(times[0], flops);
   const fma = hasFma ? summary(times[1], flops) : null;

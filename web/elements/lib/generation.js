@@ -18,7 +18,10 @@ const number = (name, value, ok, what) => {
   return x;
 };
 
-/** The options, their defaults and parsers; `layer`/`head` are checked against the model later. */
+/**
+ * The options, their defaults (lm.generate's, but a fixed seed so the figure is reproducible) and
+ * parsers; `layer`/`head` are checked against the model later.
+ */
 export const OPTIONS = {
   model: { default: 'stories260K', parse(v) {
     if (typeof v !== 'string' || !v.trim()) throw new TypeError('model must be a model name or URL (got an empty value)');
@@ -28,10 +31,10 @@ export const OPTIONS = {
     if (typeof v !== 'string') throw new TypeError(`prompt must be text (got ${typeof v})`);
     return v;
   } },
-  steps: { default: 40, parse: (v) => integer('steps', v, { min: 1, max: 4096 }) },
-  temperature: { default: 0.8, parse: (v) => number('temperature', v, (x) => x >= 0, 'a number ≥ 0 (0: always the most likely token)') },
-  topP: { attribute: 'top-p', default: 0.9, parse: (v) => number('top-p', v, (x) => x > 0 && x <= 1, 'a number in (0, 1]') },
-  seed: { default: 1, parse: (v) => integer('seed', v) },
+  steps: { default: 32, parse: (v) => integer('steps', v, { min: 1, max: 4096 }) },
+  temperature: { default: 1, parse: (v) => number('temperature', v, (x) => x >= 0, 'a number ≥ 0 (0: always the most likely token)') },
+  topP: { attribute: 'top-p', default: 1, parse: (v) => number('top-p', v, (x) => x > 0 && x <= 1, 'a number in (0, 1]') },
+  seed: { default: 1, parse: (v) => integer('seed', v, { max: Number.MAX_SAFE_INTEGER }) },
   layer: { default: 0, parse: (v) => integer('layer', v, { max: 1e6 }) },
   head: { default: 'mean', parse(v) {
     if (v === 'mean' || (typeof v === 'string' && v.trim() === 'mean')) return 'mean';
