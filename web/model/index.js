@@ -6,7 +6,7 @@
 import { CallBuffers, formatBytes } from '../engine/heap.js';
 import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { cachedLoad, loadOptions } from './loading.js';
+import { cachedLoad, copyLayers, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
 import { isLanguageModelSource, loadLanguageModel } from './llama.js';
@@ -83,11 +83,7 @@ export class UseLiteModel {
     const { heads, embeddingSize, layers } = this.info;
     const n = call.tokens;
     const result = this.#tokens(call);
-    result.layers = [];
-    for (let l = 0; l < layers; l++) {
-      const at = m.modelAttention(l) / 4;
-      result.layers.push({ heads, attention: m.HEAPF32.slice(at, at + heads * n * n) });
-    }
+    result.layers = copyLayers(m, (l) => m.modelAttention(l), layers, heads, n);
     result.embedding = m.HEAPF32.slice(call.embedding / 4, call.embedding / 4 + embeddingSize);
     return result;
   }

@@ -7,7 +7,7 @@
 import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
 import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { cachedLoad, loadOptions } from './loading.js';
+import { cachedLoad, copyLayers, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { readBytes, toUrl } from './source.js';
 
@@ -233,11 +233,7 @@ export class LanguageModel {
       try {
         if (call.error) throw new RangeError(`lm.run(): ${call.error}`);
         const result = this.#tokens(call);
-        result.layers = [];
-        for (let l = 0; l < layers; l++) {
-          const at = m.lmAttention(l) / 4;
-          result.layers.push({ heads, attention: m.HEAPF32.slice(at, at + heads * n * n) });
-        }
+        result.layers = copyLayers(m, (l) => m.lmAttention(l), layers, heads, n);
         result.logits = m.HEAPF32.slice(call.logits / 4, call.logits / 4 + vocabSize);
         result.next = softmax(result.logits);
         return result;

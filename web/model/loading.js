@@ -31,3 +31,13 @@ export function cachedLoad(cache, key, report, start) {
   }
   return pending;
 }
+
+/** Every layer's attention [heads, n, n] copied off the heap: `addressOf(l)` gives layer l's bytes. */
+export function copyLayers(module, addressOf, layers, heads, n) {
+  const out = [];
+  for (let l = 0; l < layers; l++) {
+    const at = addressOf(l) / 4;
+    out.push({ heads, attention: module.HEAPF32.slice(at, at + heads * n * n) });
+  }
+  return out;
+}

@@ -21,7 +21,7 @@ std::int32_t read_i32(const std::uint8_t* p) {
   return static_cast<std::int32_t>(v);
 }
 
-std::string mib(std::size_t bytes) { return std::to_string(bytes) + " bytes"; }
+std::string bytes_text(std::size_t bytes) { return std::to_string(bytes) + " bytes"; }
 
 // The tensors of a llama2.c file, in file order, with their element counts.
 struct Block {
@@ -65,7 +65,7 @@ bool block_floats(const std::vector<Block>& blocks, const Llama& model, std::siz
 
 std::string load_llama2c(Span<const std::uint8_t> bytes, Llama& model, std::size_t max_bytes) {
   if (bytes.size < 28)
-    return "the model file has " + mib(bytes.size) + ": too short for a llama2.c checkpoint header";
+    return "the model file has " + bytes_text(bytes.size) + ": too short for a llama2.c checkpoint header";
   std::uint32_t magic;
   std::memcpy(&magic, bytes.data, 4);
   const bool versioned = magic == kVersionMagic;
@@ -81,7 +81,7 @@ std::string load_llama2c(Span<const std::uint8_t> bytes, Llama& model, std::size
       return "the model file says llama2.c export version " + std::to_string(version) +
              "; only the legacy format and version 1 are supported";
     if (bytes.size < kVersionHeaderBytes)
-      return "the model file is truncated: a version-1 header takes 256 bytes, the file has " + mib(bytes.size);
+      return "the model file is truncated: a version-1 header takes 256 bytes, the file has " + bytes_text(bytes.size);
     params = bytes.data + 8;
     shared = bytes.data[36] != 0;
     header = kVersionHeaderBytes;
@@ -239,7 +239,7 @@ std::string shape_text(const std::vector<std::size_t>& shape) {
 }
 
 std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTensor>& out) {
-  if (bytes.size < 8) return "the safetensors file has " + mib(bytes.size) + ": too short";
+  if (bytes.size < 8) return "the safetensors file has " + bytes_text(bytes.size) + ": too short";
   std::uint64_t header = 0;
   for (int i = 7; i >= 0; --i) header = header << 8 | bytes.data[i];
   if (header < 2 || header > bytes.size - 8 || header > kMaxSafetensorsHeader)
