@@ -31,7 +31,7 @@ for dir in native wasm-simd wasm-relaxed wasm-scalar; do
   cmake --build "$BUILD/$dir" -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
 done
 echo "[build] fuzz" >&2
-cmake --build "$BUILD/fuzz" --target attnlens_fuzz -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
+cmake --build "$BUILD/fuzz" --target attnlens_fuzz attnlens_fuzz_llama -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
 
 # The single-file build (engine + elements + inlined wasm) behind `attnlens/single`; skipped when
 # up to date.

@@ -15,6 +15,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 #    draft relaxed opcodes).
 APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev python3 emscripten doctest-dev chromium
               fonts-dejavu-core fonts-liberation clang-19 lld-19 llvm-19)
+# The notebook test (tests/browser/notebook.test.js) executes a notebook headless with nbconvert.
+APT_PACKAGES+=(jupyter-nbconvert jupyter-notebook python3-ipykernel)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

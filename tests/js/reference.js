@@ -88,3 +88,13 @@ export function uniform(n, seed, lo = -1, hi = 1) {
   const next = random(seed);
   return Float32Array.from({ length: n }, () => lo + (hi - lo) * next());
 }
+
+/** Seeded attention rows that each sum to 1, [layers][heads][n][n] (what authors give as `attention`). */
+export function randomAttention(layers, heads, n, seed, power = 2) {
+  const next = random(seed);
+  return Array.from({ length: layers }, () => Array.from({ length: heads }, () => Array.from({ length: n }, () => {
+    const row = Array.from({ length: n }, () => next() ** power);
+    const sum = row.reduce((a, b) => a + b, 0);
+    return row.map((x) => x / sum);
+  })));
+}

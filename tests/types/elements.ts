@@ -1,11 +1,15 @@
 // The figures, `attnlens/elements` (registers all four) and one element on its own.
 import 'attnlens/elements';
-import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
-import type { AttnData, AttnState } from 'attnlens/elements';
+import { AttnBars, AttnElement, AttnHeads, AttnHeatmap, AttnLines, AttnPipeline, DataError, MAX_TOKENS, loadEngine, parseData } from 'attnlens/elements';
+import type { AttnData, AttnState, StandaloneOptions } from 'attnlens/elements';
 import { AttnHeatmap as SameHeatmap } from 'attnlens/elements/attn-heatmap.js';
 import 'attnlens/elements/attn-bars.js';
 import 'attnlens/elements/attn-pipeline.js';
 import 'attnlens/elements/attn-heads.js';
+import { AttnLines as SameLines } from 'attnlens/elements/attn-lines.js';
+import { AttnCompare } from 'attnlens/elements/attn-compare.js';
+import { AttnGenerate } from 'attnlens/elements/attn-generate.js';
+import type { GenerateFrame } from 'attnlens/elements';
 import type { Lens } from 'attnlens';
 
 const heatmap: AttnHeatmap = document.createElement('attn-heatmap');
@@ -29,12 +33,41 @@ const state: AttnState = heatmap.state;
 const drawn: Promise<boolean> = heatmap.updateComplete;
 const message: string | null = heatmap.error;
 const svg: string = bars.toSVG();
+const narrow: string = bars.toSVG({ width: 320 });
 const png: Promise<Blob> = bars.toPNG({ pixelRatio: 2 });
+const html: Promise<string> = heatmap.toHTML({ theme: 'dark', title: 'Figure 1' });
+const standalone: StandaloneOptions = {};
+const htmlDefault: Promise<string> = heads.toHTML(standalone);
 heatmap.addEventListener('change', (event) => { const user: boolean = event.detail.user; });
 heatmap.addEventListener('error', (event) => { const text: string = event.detail.message; });
 const engine: Promise<Lens> = loadEngine();
 const limit: number = MAX_TOKENS;
 try { parseData({ tokens: [] }); } catch (e) { if (e instanceof DataError) e.message; }
+
+// @ts-expect-error not a theme
+heatmap.toHTML({ theme: 'sepia' });
+const lines: AttnLines = document.createElement('attn-lines');
+const sameLines: SameLines = lines;
+lines.selectedHeads = 'all';
+lines.selectedHeads = [0, 2];
+const shown: number[] = lines.selectedHeads;
+lines.key = 'cat';
+lines.threshold = 0.05;
+const focus = lines.focused;
+if (focus) { const side: 'query' | 'key' = focus.side; }
+const summary: string = lines.describe();
+const compare: AttnCompare = document.createElement('attn-compare');
+compare.data = { a: data, b: { tokens: ['a', 'b'], attention: [[1, 0], [0.5, 0.5]] } };
+compare.data = data;
+compare.view = 'difference';
+const diff: Float32Array | null = compare.difference;
+const readout: string = compare.describeCell(0, 1);
+// @ts-expect-error not a view
+compare.view = 'overlay';
+heatmap.hide = ['[CLS]', 0];
+heatmap.hide = '[CLS] [SEP]';
+heatmap.renormalize = true;
+const hiddenCount: number | undefined = heatmap.result?.hidden?.count;
 
 // @ts-expect-error not a mask
 heatmap.mask = 'sideways';
@@ -47,4 +80,19 @@ heatmap.data = { tokens: [1, 2], Q: [[1]], K: [[1]] };
 // @ts-expect-error weights are read-only
 heatmap.weights = new Float32Array(4);
 
-export { same, base, state, drawn, message, svg, png, engine, limit };
+const writer: AttnGenerate = document.createElement('attn-generate');
+writer.prompt = 'Once upon a time';
+writer.head = 'mean';
+writer.head = 3;
+writer.topP = 0.9;
+writer.current = -1;
+writer.stepForward();
+const frame: GenerateFrame | null = writer.frame;
+writer.addEventListener('change', (event) => { const at: number | 'mean' = event.detail.value; });
+writer.addEventListener('generate', (event) => { const ids: Int32Array = event.detail.generation.ids; });
+// @ts-expect-error head is an index or 'mean'
+writer.head = 'max';
+// @ts-expect-error playing is read-only
+writer.playing = true;
+
+export { frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };

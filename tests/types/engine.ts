@@ -1,6 +1,8 @@
 // The engine entry, `attnlens`.
 import { init, Lens, relaxedSimdSupported, simdSupported } from 'attnlens';
-import type { AttentionOptions, AttentionResult, Ceiling, EngineBuild, MemoryUse, MultiHeadResult } from 'attnlens';
+import type {
+  AttentionInto, AttentionOptions, AttentionResult, AttentionWeightsResult, Ceiling, EngineBuild, MemoryUse, MultiHeadResult,
+} from 'attnlens';
 
 const lens: Lens = await init();
 const scalar: Promise<Lens> = init({ simd: false });
@@ -25,12 +27,42 @@ const outputOnly = lens.attention(q, k, v, { dK: 4, dV: 5, weights: false });
 const x = new Float32Array(12), w = new Float32Array(16);
 const mh: MultiHeadResult = lens.multiHead(x, { dModel: 4, heads: 2, wQ: w, wK: w, wV: w, wO: w, xKV: x, causal: false });
 const memory: MemoryUse = lens.memory();
+
+// Weights only (no A·V; v may be null) and results into the caller's arrays.
+const into: AttentionInto = { weights: new Float32Array(6), output: new Float32Array(10) };
+const weightsOnly: AttentionWeightsResult = lens.attention(q, k, null, { dK: 4, output: false });
+const intoWeights: Float32Array = lens.attention(q, k, v, { dK: 4, dV: 5, output: false, into: { weights: into.weights } }).weights;
+const both: AttentionResult = lens.attention(q, k, v, { dK: 4, dV: 5, into });
+const scoresInto: Float32Array | undefined = lens.attention(q, k, v, { dK: 4, output: false, into: { scores: new Float32Array(6) } }).scores;
+const mhWeights: Float32Array = lens.multiHead(x, { dModel: 4, heads: 2, wQ: w, wK: w, output: false }).weights;
+const mhInto: MultiHeadResult = lens.multiHead(x, { dModel: 4, wQ: w, wK: w, wV: w, into: { weights: new Float32Array(9), output: new Float32Array(12) } });
+// @ts-expect-error without the output the result has only the weights
+weightsOnly.output.length;
+// @ts-expect-error into takes Float32Arrays
+lens.attention(q, k, v, { dK: 4, into: { weights: new Float64Array(6) } });
+// @ts-expect-error into knows weights, output and scores only
+lens.attention(q, k, v, { dK: 4, into: { weight: new Float32Array(6) } });
+// @ts-expect-error v may be null only when the output is not computed
+lens.attention(q, k, null, { dK: 4 });
+// @ts-expect-error multiHead with the output needs wV
+lens.multiHead(x, { dModel: 4, wQ: w, wK: w });
+// @ts-expect-error multiHead weights only has no output
+lens.multiHead(x, { dModel: 4, wQ: w, wK: w, output: false }).output.length;
 const bytes: number = memory.inUse + memory.heapSize;
 
 // @ts-expect-error without weights the result has only the output
 outputOnly.weights.length;
 // @ts-expect-error dK is required
 lens.attention(q, k, v, {});
+const mean: Float32Array = lens.aggregate(weights, { heads: 2, mode: 'mean' });
+const max: Float32Array = lens.aggregate(weights, { heads: 2, nQ: 3, nK: 3, mode: 'max', into: new Float32Array(9) });
+const rolled: Float32Array = lens.rollout([weights, weights], { heads: 2, residual: 0.5 });
+// @ts-expect-error mode is 'mean' or 'max'
+lens.aggregate(weights, { heads: 2, mode: 'sum' });
+// @ts-expect-error aggregate needs heads
+lens.aggregate(weights, { nQ: 3 });
+// @ts-expect-error rollout takes an array of layers
+lens.rollout(weights, { heads: 2 });
 // @ts-expect-error the inputs are Float32Arrays, not plain arrays
 lens.attention([1, 2, 3, 4], k, v, { dK: 4 });
 // @ts-expect-error nor Float64Arrays
@@ -55,4 +87,4 @@ lens.simd = false;
 new Lens();
 
 export { build, relaxed, forced, ceiling, fmaBest, mulAdd, sample };
-export { scalar, supported, arch, simd, weights, output, scores, mh, bytes };
+export { scalar, supported, arch, simd, weights, output, scores, mh, bytes, mean, max, rolled, intoWeights, both, scoresInto, mhWeights, mhInto };

@@ -138,11 +138,23 @@ function setUpPlayground() {
   fromTokens();
 }
 
+// 7. The writing model: a new seed writes another story from the same prompt.
+function setUpGenerate() {
+  const figure = $('generate'), note = $('generate-note');
+  const say = () => { note.textContent = `Seed ${figure.seed}.`; };
+  $('generate-seed').addEventListener('click', () => {
+    figure.seed += 1;
+    say();
+  });
+  say();
+}
+
 async function main() {
   setUpPipeline();
   setUpMaskButtons();
   setUpBig();
   setUpPlayground();
+  setUpGenerate();
   const lens = await loadEngine();
   setUpModel(lens);
   const builds = { relaxed: 'WebAssembly relaxed SIMD', simd: 'WebAssembly SIMD128', scalar: 'scalar WebAssembly' };

@@ -4,9 +4,11 @@
 // shows on hover or focus (always with the `values` attribute).
 import { describeRow, fmt, isActivation, navigate, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
-import { hex } from './lib/color.js';
+import { isAggregate } from './lib/compute.js';
+import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { h } from './lib/dom.js';
-import { clip, hatchDef, svgDocument, tag, text } from './lib/export.js';
+import { clip } from './lib/export.js';
+import { barsSVG } from './svg/bars.js';
 
 const SCAN_MS = 1100;
 
@@ -91,7 +93,7 @@ export class AttnBars extends AttnElement {
 
   /** The current query's weights over the keys. */
   get row() {
-    const w = this.weights, n = this.result?.n;
+    const w = this.weights, n = this.result?.nK ?? this.result?.n;
     return w ? w.subarray(this.query * n, (this.query + 1) * n) : null;
   }
 
@@ -129,18 +131,20 @@ export class AttnBars extends AttnElement {
   }
 
   render(result) {
-    const { tokens, n } = result;
-    if (this.queries.children.length !== n || this.list.children.length !== n || this.renderedTokens !== tokens) {
+    const { tokens, n } = result, keys = result.keyTokens ?? tokens;
+    if (this.queries.children.length !== n || this.list.children.length !== keys.length || this.renderedTokens !== tokens
+        || this.renderedKeys !== keys) {
       this.renderedTokens = tokens;
+      this.renderedKeys = keys;
       this.queries.replaceChildren(...tokens.map((t, i) =>
         h('button', { type: 'button', role: 'radio', 'data-index': i, title: t }, clip(t, 24))));
-      this.list.replaceChildren(...tokens.map((t, j) => h('li', { 'data-index': j },
+      this.list.replaceChildren(...keys.map((t, j) => h('li', { 'data-index': j },
         h('span', { class: 'label', title: t }, t),
         h('span', { class: 'track' }, h('span', { class: 'fill' })),
         h('span', { class: 'value num' }))));
-      const longest = Math.max(...tokens.map((t) => Math.min(t.length, 14)));
+      const longest = Math.max(...keys.map((t) => Math.min(t.length, 14)));
       this.list.style.setProperty('--attn-label-width', `${Math.max(3, longest + 1)}ch`);
-      this.#focusKey = Math.min(this.#focusKey, n - 1);
+      this.#focusKey = Math.min(this.#focusKey, keys.length - 1);
     }
     this.#update();
   }
@@ -149,49 +153,34 @@ export class AttnBars extends AttnElement {
     if (name !== 'query') return true;
     this.#update();
     const row = this.row;
-    this.say(describeRow(this.tokens, this.query, row, (j) => this.isMasked(this.query, j)));
+    this.say(describeRow(this.tokens, this.query, row, (j) => this.isMasked(this.query, j), this.result.keyTokens));
     return false;
   }
 
   #update() {
-    const { tokens } = this.result;
+    const { tokens } = this.result, keys = this.result.keyTokens ?? tokens, self = keys === tokens;
     const q = this.query, row = this.row;
     for (const [i, b] of [...this.queries.children].entries()) {
       b.setAttribute('aria-checked', String(i === q));
       b.tabIndex = i === q ? 0 : -1;
     }
+    const aggregate = isAggregate(this.layer, this.head) ? ` (${selectionLabel(this.result, this.layer, this.head)})` : '';
     this.caption.replaceChildren('Where ', h('span', { class: 'tok' }, quote(tokens[q])),
-      ' looks: one bar per token, the weights add up to 1.');
-    this.list.setAttribute('aria-label', `Attention weights of ${quote(tokens[q])} over the ${tokens.length} tokens`);
+      ` looks${aggregate}: one bar per ${self ? '' : 'key '}token, ${rowSumNote(this.layer, this.head)}.`);
+    this.list.setAttribute('aria-label', `Attention weights of ${quote(tokens[q])} over the ${keys.length} ${self ? '' : 'key '}tokens`);
     for (const [j, li] of [...this.list.children].entries()) {
       const masked = this.isMasked(q, j), w = row[j];
-      li.className = `bar${masked ? ' masked' : ''}${j === q ? ' query' : ''}`;
+      li.className = `bar${masked ? ' masked' : ''}${self && j === q ? ' query' : ''}`;
       li.dataset.weight = masked ? 'masked' : String(w);
       li.tabIndex = j === this.#focusKey ? 0 : -1;
-      li.setAttribute('aria-label', `${quote(tokens[j])}: ${masked ? 'masked' : fmt(w)}`);
+      li.setAttribute('aria-label', `${quote(keys[j])}: ${masked ? 'masked' : fmt(w)}`);
       li.querySelector('.fill').style.transform = `scaleX(${masked ? 0 : w})`;
       li.querySelector('.value').textContent = masked ? 'masked' : fmt(w);
     }
   }
 
-  svg(result, theme) {
-    const { tokens } = result;
-    const q = this.query, row = this.row;
-    const rowH = 20, label = 96, barW = 260, top = 30;
-    const parts = [tag('defs', {}, hatchDef('attn-hatch', theme)),
-      text({ x: 8, y: 18, 'font-size': 13, fill: hex(theme.fg), 'font-weight': 600 }, `Where ${quote(clip(tokens[q], 40))} looks`)];
-    tokens.forEach((t, j) => {
-      const y = top + j * rowH, masked = this.isMasked(q, j);
-      parts.push(
-        text({ x: label - 6, y: y + 13, 'text-anchor': 'end', 'font-size': 12, fill: hex(theme.fg), 'font-weight': j === q ? 700 : undefined }, clip(t, 14)),
-        tag('rect', { x: label, y: y + 3, width: barW, height: 14, fill: masked ? 'url(#attn-hatch)' : hex(theme.low) }),
-        masked ? '' : tag('rect', { x: label, y: y + 3, width: barW * row[j], height: 14, fill: hex(theme.accent), 'data-weight': row[j] }),
-        text({ x: label + barW + 6, y: y + 13, 'font-size': 11, fill: hex(theme.muted) }, masked ? 'masked' : fmt(row[j])));
-    });
-    return svgDocument({
-      width: label + barW + 56, height: top + tokens.length * rowH + 8, theme, body: parts.join(''),
-      title: `Attention weights of ${clip(tokens[q], 40)} over ${tokens.length} tokens`,
-    });
+  svg(result, theme, options) {
+    return barsSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, row: this.row }, options);
   }
 }
 

@@ -4,11 +4,11 @@
 import { AttnHeatmap } from './attn-heatmap.js';
 import { headPattern, isActivation, navigate } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
-import { css, hex } from './lib/color.js';
-import { headMatrix, maskMatrix } from './lib/compute.js';
+import { headMatrix, isAggregate } from './lib/compute.js';
+import { selectionLabel } from './lib/selection.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, svgDocument, tag, text } from './lib/export.js';
-import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
+import { MatrixLayers, drawMatrix } from './lib/matrix-canvas.js';
+import { headsSVG } from './svg/heads.js';
 
 const STYLE = `
 .grid { overflow-x: auto; padding: 3px; }
@@ -32,6 +32,7 @@ export class AttnHeads extends AttnElement {
   static pickers = false;
 
   #thumbs = null;
+  #canvases = new MatrixLayers();  // one pixel canvas refilled for every thumbnail
   #focus = null;  // { layer, head } with the keyboard's tab stop
 
   setup(body) {
@@ -59,24 +60,25 @@ export class AttnHeads extends AttnElement {
   }
 
   render(result) {
-    const { n, layers, heads } = result;
+    const { n, layers, heads } = result, nK = result.nK ?? n;
     const theme = this.theme;
     const width = this.body.clientWidth || 600;
     const size = Math.max(36, Math.min(96, Math.floor((width - 70 - heads * 14) / heads)));
     const key = `${size}`;
     if (this.#thumbs?.result !== result || this.#thumbs.theme !== theme || this.#thumbs.key !== key) {
-      const masked = maskMatrix(result.masks, n);
-      const mask = maskLayer(masked, n);
+      const { masked, layer: mask } = this.#canvases.masks(result.masks, n, nK);
+      const box = thumbBox(n, nK, size);
       this.grid.replaceChildren(...Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, `Layer ${l + 1}`),
         Array.from({ length: heads }, (_, hd) => {
           const weights = headMatrix(result, l, hd);
           const canvas = h('canvas', { 'aria-hidden': 'true' });
           const ctx = sizeCanvas(canvas, size, size);
-          drawMatrix(ctx, { cells: cellsLayer(weights, n, theme.scale, masked), mask, x: 0, y: 0, size, theme, ratio: globalThis.devicePixelRatio || 1 });
+          drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
+            ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
           return h('div', {
             class: 'thumb', role: 'gridcell', 'data-layer': l, 'data-head': hd,
-            'aria-label': `Layer ${l + 1}, head ${hd + 1}: ${headPattern(weights, n)}`,
+            'aria-label': `Layer ${l + 1}, head ${hd + 1}: ${nK === n ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`,
           }, canvas, h('span', {}, `H${hd + 1}`));
         }))));
       this.#thumbs = { result, theme, key };
@@ -98,22 +100,24 @@ export class AttnHeads extends AttnElement {
   }
 
   #select() {
-    const f = this.#focus ?? { layer: this.layer, head: this.head };
+    const f = this.#focus ?? (isAggregate(this.layer, this.head) ? { layer: 0, head: 0 } : { layer: this.layer, head: this.head });
     for (const cell of this.#cells()) {
       const l = Number(cell.dataset.layer), hd = Number(cell.dataset.head);
-      cell.setAttribute('aria-selected', String(l === this.layer && hd === this.head));
+      cell.setAttribute('aria-selected', String(!isAggregate(this.layer, this.head) && l === this.layer && hd === this.head));
       cell.tabIndex = l === f.layer && hd === f.head ? 0 : -1;
     }
   }
 
   #openDetail(result) {
-    const { n, tokens } = result;
-    this.detailTitle.textContent = `Layer ${this.layer + 1}, head ${this.head + 1}`;
-    const matrix = headMatrix(result, this.layer, this.head);
+    const { tokens } = result, keys = result.keyTokens ?? tokens;
+    const label = selectionLabel(result, this.layer, this.head);
+    this.detailTitle.textContent = label[0].toUpperCase() + label.slice(1);
+    const matrix = this.weights;  // one head, or the engine's mean/max/rollout
     if (this.detail.shownMatrix !== matrix) {
       this.detail.shownMatrix = matrix;
       this.detail.mask = this.mask;  // draws the same masks (the weights already have them)
-      this.detail.data = { tokens, attention: matrix, keyMask: result.masks.keyMask ?? undefined };
+      const names = keys === tokens ? { tokens } : { queryTokens: tokens, keyTokens: keys };
+      this.detail.data = { ...names, attention: matrix, keyMask: result.masks.keyMask ?? undefined };
     }
     this.detail.query = this.query;
   }
@@ -135,7 +139,7 @@ export class AttnHeads extends AttnElement {
   #key(event) {
     const { layers, heads } = this.result ?? {};
     if (!layers) return;
-    const f = this.#focus ?? { layer: this.layer, head: this.head };
+    const f = this.#focus ?? (isAggregate(this.layer, this.head) ? { layer: 0, head: 0 } : { layer: this.layer, head: this.head });
     if (isActivation(event)) {
       event.preventDefault();
       this.#open(f.layer, f.head);
@@ -149,31 +153,15 @@ export class AttnHeads extends AttnElement {
     this.#cells()[to].focus();
   }
 
-  svg(result, theme) {
-    const { n, layers, heads } = result;
-    const size = 72, gap = 10, left = 64, top = 10;
-    const masked = maskMatrix(result.masks, n), mask = maskLayer(masked, n);
-    const parts = [];
-    for (let l = 0; l < layers; l++) {
-      const y = top + l * (size + 26);
-      parts.push(text({ x: 6, y: y + size / 2, 'font-size': 11, fill: hex(theme.muted) }, `Layer ${l + 1}`));
-      for (let hd = 0; hd < heads; hd++) {
-        const x = left + hd * (size + gap);
-        const canvas = document.createElement('canvas');
-        canvas.width = size * 2;
-        canvas.height = size * 2;
-        drawMatrix(canvas.getContext('2d'), { cells: cellsLayer(headMatrix(result, l, hd), n, theme.scale, masked), mask, x: 0, y: 0, size: size * 2, theme });
-        const chosen = l === this.layer && hd === this.head;
-        parts.push(tag('image', { x, y, width: size, height: size, href: canvasDataURL(canvas) }),
-          tag('rect', { x: x - 1, y: y - 1, width: size + 2, height: size + 2, fill: 'none', stroke: css(chosen ? theme.accent : theme.line), 'stroke-width': chosen ? 2 : 1 }),
-          text({ x: x + size / 2, y: y + size + 14, 'text-anchor': 'middle', 'font-size': 11, fill: hex(theme.fg) }, `H${hd + 1}`));
-      }
-    }
-    return svgDocument({
-      width: left + heads * (size + gap) + 6, height: top + layers * (size + 26) + 4, theme, body: parts.join(''),
-      title: `Attention of ${n} tokens, ${layers} layer(s) × ${heads} head(s): ${result.tokens.join(' ').slice(0, 4000)}`,
-    });
+  svg(result, theme, options) {
+    return headsSVG(result, theme, { layer: this.layer, head: this.head }, options);
   }
+}
+
+// Where an nQ×nK thumbnail sits in a size×size square: the longer side fills it.
+function thumbBox(nQ, nK, size) {
+  const width = nK >= nQ ? size : size * nK / nQ, height = nQ >= nK ? size : size * nQ / nK;
+  return { x: (size - width) / 2, y: (size - height) / 2, width, height };
 }
 
 if (globalThis.customElements && !customElements.get('attn-heads')) customElements.define('attn-heads', AttnHeads);

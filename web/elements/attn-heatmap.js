@@ -1,19 +1,32 @@
-// <attn-heatmap>: the n×n weight table (rows = queries, columns = keys) on canvas. The cells are
+// <attn-heatmap>: the nQ×nK weight table (rows = queries, columns = keys) on canvas. The cells are
 // drawn once into a layer; hovering or moving the keyboard cursor redraws only a transparent
-// overlay (the crosshair), so it stays fluid at n = 2048. Click (or Enter) pins a row, shown
-// below as bars. `query` is the pinned row (−1: none).
+// overlay (the crosshair), so it stays fluid at n = 4096. Click (or Enter) pins a row, shown
+// below as bars. `query` is the pinned row (−1: none). Wheel, pinch, drag and +/−/0 zoom and
+// pan a window of the table (lib/zoom.js); a minimap shows where the window is.
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
-import { css, hex } from './lib/color.js';
-import { headMatrix, maskMatrix } from './lib/compute.js';
+import { css } from './lib/color.js';
+import { isAggregate } from './lib/compute.js';
+import { MAX_PRECOMPUTED_TOKENS } from './lib/data.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, clip, hatchDef, legendSVG, svgDocument, tag, text } from './lib/export.js';
-import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
+import { drawCrosshair } from './lib/crosshair.js';
+import { clip } from './lib/export.js';
+import { MatrixLayers, drawMatrix, hatch } from './lib/matrix-canvas.js';
+import { rowSumNote, selectionLabel } from './lib/selection.js';
+import { ZoomView, zoomGestures } from './lib/zoom.js';
+import { heatmapSVG } from './svg/heatmap.js';
 
 const MAX_CELL = 40, LABEL_CELL = 11, FONT = 11, CHART = 84;
+// Zoom stops when a cell is this many CSS pixels; the minimap's longer side.
+const ZOOM_CELL = 48, MINIMAP = 96;
 
 const STYLE = `
 .plot { position: relative; width: max-content; max-width: 100%; touch-action: manipulation; cursor: crosshair; border-radius: 2px; }
+.plot.zoomable { touch-action: pan-x pan-y; }
+.plot.zoomed { touch-action: none; cursor: grab; }
+.zoombar { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; margin: 4px 0; color: var(--attn-muted); font-size: 11px; }
+.plot .minimap { position: absolute; top: 4px; right: 4px; border: 1px solid var(--attn-line); outline: 2px solid var(--attn-bg); cursor: pointer; opacity: 0.92; }
+.plot .minimap[hidden] { display: none; }
 .plot canvas { display: block; }
 .plot .overlay { position: absolute; inset: 0; pointer-events: none; }
 .readout { min-height: 1.4em; margin: 4px 0; color: var(--attn-muted); overflow-wrap: anywhere; }
@@ -24,17 +37,27 @@ const STYLE = `
 .pinned { margin-top: 8px; }
 .pinned-title { margin-bottom: 2px; overflow-wrap: anywhere; }
 .pinned canvas { display: block; }
+.legend .note { flex-basis: 100%; }
 `;
 
 export class AttnHeatmap extends AttnElement {
   static styles = [STYLE];
   static defaults = { query: -1 };
+  /** Precomputed weights may have up to 8192 tokens (computed ones stay at 4096). */
+  static maxPrecomputedTokens = MAX_PRECOMPUTED_TOKENS;
 
   #layout = null;       // { gutter, cell, plot, n, labels }
   #layers = null;       // { key, cells, mask, masked }
+  #canvases = new MatrixLayers();  // reused by every redraw: no n²-sized allocation
+  #legendKey = null;    // the theme the legend's ramp was drawn with
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
   #frame = 0;
+  #view = new ZoomView();
+  #viewFrame = 0;
+  #gestures = null;
+  #viewKey = '';         // the table size the view belongs to
+  #labelWidth = null;    // { tokens, keys, width }: the longest label, measured once per token list
   /** How often each layer was drawn (for tests: hovering must not redraw the cells). */
   renderStats = { cells: 0, overlay: 0 };
 
@@ -54,7 +77,28 @@ export class AttnHeatmap extends AttnElement {
     this.pinTitle = h('div', { class: 'pinned-title' });
     this.chart = h('canvas', { 'aria-hidden': 'true' });
     this.pinned = h('div', { class: 'pinned', part: 'pinned', hidden: true }, this.pinTitle, this.chart);
-    body.append(this.plot, this.readout, this.legend, this.pinned);
+    this.legendNote = h('span', { class: 'note', hidden: true });
+    this.legend.append(this.legendNote);
+    this.minimap = h('canvas', { class: 'minimap', part: 'minimap', 'aria-hidden': 'true', title: 'Click to move the zoomed window' });
+    this.zoomText = h('span', { class: 'zoom-level' });
+    this.minimap.hidden = true;
+    this.plot.append(this.minimap);  // over the plot's top-right corner, in view while zooming
+    this.zoombar = h('div', { class: 'zoombar', part: 'zoombar', hidden: true }, this.zoomText);
+    const zoomButton = (cls, label, text, run) => h('button', { type: 'button', class: cls, 'aria-label': label, title: label, onclick: run }, text);
+    this.zoomInButton = zoomButton('zoom-in', 'Zoom in (+)', '+', () => this.zoomBy(2));
+    this.zoomOutButton = zoomButton('zoom-out', 'Zoom out (−)', '−', () => this.zoomBy(0.5));
+    this.zoomResetButton = zoomButton('zoom-reset', 'Reset zoom (0)', 'Reset', () => this.resetZoom());
+    this.zoomControls = h('span', { class: 'zoom-controls', hidden: true }, this.zoomInButton, this.zoomOutButton, this.zoomResetButton);
+    this.controls.append(this.zoomControls);
+    body.append(this.plot, this.zoombar, this.readout, this.legend, this.pinned);
+    // A press on the minimap centres the window there; it is not a pick or a pan of the plot.
+    this.minimap.addEventListener('pointerdown', (e) => {
+      e.stopPropagation();
+      const r = this.minimap.getBoundingClientRect();
+      this.#view.centreOn((e.clientY - r.top) / r.height * this.#view.rows, (e.clientX - r.left) / r.width * this.#view.cols);
+      this.#viewChanged();
+    });
+    for (const name of ['click', 'pointermove']) this.minimap.addEventListener(name, (e) => e.stopPropagation());
 
     this.plot.addEventListener('pointermove', (e) => this.#hover(e));
     this.plot.addEventListener('pointerleave', () => {
@@ -62,6 +106,7 @@ export class AttnHeatmap extends AttnElement {
       if (this.shadowRoot.activeElement !== this.plot) this.#moveCursor(null);
     });
     this.plot.addEventListener('click', (e) => {
+      if (this.#gestures?.dragged()) return;  // the end of a pan, not a pick
       const cell = this.#cellAt(e);
       if (!cell) return;
       this.#moveCursor(cell);
@@ -74,25 +119,100 @@ export class AttnHeatmap extends AttnElement {
     this.plot.addEventListener('blur', () => { if (!this.#pointer) this.#moveCursor(null); });
   }
 
+  connectedCallback() {
+    super.connectedCallback();
+    // Here, not in setup(): setup runs inside the base constructor, before this class's fields exist.
+    this.#gestures ??= zoomGestures(this.plot, this.#view, {
+      cellSize: () => (this.#layout?.cell ?? 1) * this.#view.zoom,
+      origin: () => {
+        const r = this.canvas.getBoundingClientRect(), g = this.#layout?.gutter ?? 0;
+        return { x: r.left + g, y: r.top + g };
+      },
+      changed: () => this.#viewChanged(),
+    });
+  }
+
   render(result) {
-    const { n, tokens } = result;
+    const { n } = result, nK = result.nK ?? n;
     const theme = this.theme;
     const key = `${this.layer}/${this.head}`;
     if (this.#layers?.result !== result || this.#layers.key !== key || this.#layers.theme !== theme) {
-      const weights = headMatrix(result, this.layer, this.head);
-      const masked = maskMatrix(result.masks, n);
+      const weights = this.weights;
+      const { masked, layer } = this.#canvases.masks(result.masks, n, nK);
       this.#layers = { result, key, theme, weights, masked,
-        cells: cellsLayer(weights, n, theme.scale, masked), mask: maskLayer(masked, n) };
+        cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask: layer };
     }
-    this.#layout = this.#measure(result, this.body.clientWidth || 600, theme);
-    this.#drawCells(tokens, theme);
+    if (this.#viewKey !== `${n}×${nK}`) {  // new table size: start unzoomed
+      this.#viewKey = `${n}×${nK}`;
+      this.#view.reset();
+    }
     this.#drawLegend(theme);
-    this.plot.setAttribute('aria-label',
-      `Attention weights of ${n} tokens${result.layers > 1 || result.heads > 1 ? `, layer ${this.layer + 1}, head ${this.head + 1}` : ''}: ` +
-      'rows are queries, columns are keys. Arrow keys move, Enter pins a row.');
-    if (this.#cursor) this.#cursor = { i: Math.min(this.#cursor.i, n - 1), j: Math.min(this.#cursor.j, n - 1) };
+    const self = nK === n && result.keyTokens === result.tokens;
+    const shape = self ? `${n} tokens` : `${n} query tokens × ${nK} key tokens`;
+    const what = result.layers > 1 || result.heads > 1 || isAggregate(this.layer, this.head)
+      ? `, ${selectionLabel(result, this.layer, this.head)}` : '';
+    this.plot.setAttribute('aria-label', `Attention weights of ${shape}${what}: rows are queries, columns are keys. ` +
+      'Arrow keys move, Enter pins a row, + and − zoom, 0 resets the zoom.');
+    if (this.#cursor) this.#cursor = { i: Math.min(this.#cursor.i, n - 1), j: Math.min(this.#cursor.j, nK - 1) };
+    this.#drawView();
+  }
+
+  // Cells, labels, overlay, pinned row and minimap for the current zoom window.
+  #drawView() {
+    cancelAnimationFrame(this.#viewFrame);
+    this.#viewFrame = 0;
+    const result = this.result;
+    if (!result || !this.#layers) return;
+    const theme = this.theme;
+    this.#layout = this.#measure(result, this.body.clientWidth || 600, theme);
+    this.#drawCells(theme);
     this.#drawOverlay();
     this.#drawPinned(theme);
+    this.#drawZoombar(theme);
+  }
+
+  // A gesture or key moved the window: redraw once per frame.
+  #viewChanged() {
+    this.#viewFrame ||= requestAnimationFrame(() => {
+      this.#drawView();
+      this.dispatchEvent(new CustomEvent('zoom', { bubbles: true, detail: this.view }));
+    });
+  }
+
+  /**
+   * The zoom window: { zoom, row, col, rows, cols } (first visible row and column, how many are
+   * visible; fractional), and maxZoom.
+   */
+  get view() {
+    return { ...this.#view.state, maxZoom: this.#view.maxZoom };
+  }
+
+  /** Zooms to `zoom` (1 = the whole table), centred on cell (row, col) when given. Redraws at once. */
+  zoomTo(zoom, { row, col } = {}) {
+    if (typeof zoom !== 'number' || !Number.isFinite(zoom) || zoom <= 0)
+      throw new RangeError(`zoom must be a number > 0 (got ${JSON.stringify(zoom)})`);
+    this.#view.zoomTo(zoom);
+    if (row !== undefined || col !== undefined)
+      this.#view.centreOn(row ?? this.#view.y + this.#view.visibleRows / 2, col ?? this.#view.x + this.#view.visibleCols / 2);
+    this.#drawView();
+    this.dispatchEvent(new CustomEvent('zoom', { bubbles: true, detail: this.view }));
+  }
+
+  /** Multiplies the zoom by `factor` around the keyboard cursor (or the window's centre). */
+  zoomBy(factor) {
+    const c = this.#cursor, v = this.#view;
+    const fx = c ? (c.j + 0.5 - v.x) / v.visibleCols : 0.5, fy = c ? (c.i + 0.5 - v.y) / v.visibleRows : 0.5;
+    v.zoomTo(v.zoom * factor, Math.min(1, Math.max(0, fx)), Math.min(1, Math.max(0, fy)));
+    if (c) v.reveal(c.i, c.j);
+    this.#drawView();
+    this.dispatchEvent(new CustomEvent('zoom', { bubbles: true, detail: this.view }));
+    this.say(`Zoom ${fmtZoom(v.zoom)}: rows ${Math.floor(v.y) + 1}–${Math.ceil(v.y + v.visibleRows)}, ` +
+      `columns ${Math.floor(v.x) + 1}–${Math.ceil(v.x + v.visibleCols)}`);
+  }
+
+  /** Back to the whole table. */
+  resetZoom() {
+    this.zoomTo(1);
   }
 
   stateChanged(name) {
@@ -106,78 +226,133 @@ export class AttnHeatmap extends AttnElement {
     return false;
   }
 
-  /** Where cell (query i, key j) is, in CSS pixels relative to the element's top-left corner. */
+  /**
+   * Where cell (query i, key j) is, in CSS pixels relative to the element's top-left corner, at
+   * the current zoom (outside the plot when the window does not show it).
+   */
   cellBox(i, j) {
     const l = this.#layout;
     if (!l) return null;
     const a = this.canvas.getBoundingClientRect(), b = this.getBoundingClientRect();
-    return { x: a.left - b.left + l.gutter + j * l.cell, y: a.top - b.top + l.gutter + i * l.cell, width: l.cell, height: l.cell };
+    const v = this.#view, s = l.cell * v.zoom;
+    return { x: a.left - b.left + l.gutter + (j - v.x) * s, y: a.top - b.top + l.gutter + (i - v.y) * s, width: s, height: s };
   }
 
-  /** The canvas layout (CSS pixels within the cells canvas): { gutter, cell, plot, labels }. */
+  /**
+   * The canvas layout at zoom 1 (CSS pixels within the cells canvas): { gutter, cell, plot
+   * (= plotWidth), plotWidth, plotHeight, labels, n (= nQ), nQ, nK }; `view` has the zoom.
+   */
   get layout() {
     return this.#layout && { ...this.#layout };
   }
 
   // ——— drawing ———
 
+  // Square cells: the columns fill the width; a tall table (nQ ≫ nK) is also kept within
+  // max(width, 640) pixels of height. The label gutter is always there (a table too fine to label
+  // can be zoomed until it is, and the plot must not move under the pointer when labels appear);
+  // labels are drawn once the cells, at the current zoom, are big enough to read them.
   #measure(result, width, theme) {
-    const ctx = this.canvas.getContext('2d');
-    ctx.font = `${FONT}px ${theme.fontFamily}`;
-    let label = 0;
-    if ((width - 40) / result.n >= LABEL_CELL)
-      for (const t of result.tokens) label = Math.max(label, ctx.measureText(clip(t, 16)).width);
-    let gutter = Math.round(Math.min(Math.max(label + 10, 24), 110, width * 0.3));
-    let cell = Math.min(MAX_CELL, (width - gutter - 2) / result.n);
-    let labels = cell >= LABEL_CELL;
-    if (!labels) {
-      gutter = 0;
-      cell = Math.min(MAX_CELL, (width - 2) / result.n);
-    }
+    const nQ = result.n, nK = result.nK ?? nQ, zoom = this.#view.zoom;
+    const gutter = Math.round(Math.min(Math.max(this.#longestLabel(result, theme) + 10, 24), 110, width * 0.3));
+    let cell = Math.min(MAX_CELL, (width - gutter - 2) / nK, (Math.max(width, 640) - gutter - 2) / nQ);
     if (cell >= 4) cell = Math.floor(cell);
-    return { gutter, cell, plot: cell * result.n, labels, n: result.n };
+    const labels = cell * zoom >= LABEL_CELL;
+    const maxZoom = cell * 2 <= ZOOM_CELL ? ZOOM_CELL / cell : 1;  // small tables are already readable
+    this.#view.resize(nQ, nK, maxZoom);
+    return { gutter, cell, plot: cell * nK, plotWidth: cell * nK, plotHeight: cell * nQ, labels, n: nQ, nQ, nK };
   }
 
-  #drawCells(tokens, theme) {
-    const { gutter, plot, labels, n, cell } = this.#layout;
-    const size = gutter + plot;
+  #longestLabel(result, theme) {
+    const keys = result.keyTokens ?? result.tokens;
+    const m = this.#labelWidth;
+    if (m?.tokens === result.tokens && m.keys === keys && m.font === theme.fontFamily) return m.width;
+    const ctx = this.canvas.getContext('2d');
+    ctx.font = `${FONT}px ${theme.fontFamily}`;
+    let width = 0;
+    for (const list of keys === result.tokens ? [keys] : [result.tokens, keys])
+      for (const t of list) width = Math.max(width, ctx.measureText(clip(t, 16)).width);
+    this.#labelWidth = { tokens: result.tokens, keys, font: theme.fontFamily, width };
+    return width;
+  }
+
+  #drawCells(theme) {
+    const { gutter, plotWidth, plotHeight, labels, nQ, nK, cell } = this.#layout;
+    const v = this.#view, s = cell * v.zoom;
+    const width = gutter + plotWidth, height = gutter + plotHeight;
     const ratio = globalThis.devicePixelRatio || 1;
-    const ctx = sizeCanvas(this.canvas, size, size, ratio);
-    sizeCanvas(this.overlay, size, size, ratio);
+    const ctx = sizeCanvas(this.canvas, width, height, ratio);
+    sizeCanvas(this.overlay, width, height, ratio);
     ctx.fillStyle = css(theme.bg);
-    ctx.fillRect(0, 0, size, size);
-    drawMatrix(ctx, { cells: this.#layers.cells, mask: this.#layers.mask, x: gutter, y: gutter, size: plot, theme, ratio });
+    ctx.fillRect(0, 0, width, height);
+    const source = v.zoomed ? { x: v.x, y: v.y, width: v.visibleCols, height: v.visibleRows } : null;
+    drawMatrix(ctx, { cells: this.#layers.cells, mask: this.#layers.mask, x: gutter, y: gutter,
+      width: plotWidth, height: plotHeight, source, theme, ratio, cache: this.#canvases.hatch });
     if (labels) {
+      const { tokens } = this.result, keys = this.result.keyTokens ?? tokens;
       ctx.fillStyle = css(theme.fg);
       ctx.font = `${FONT}px ${theme.fontFamily}`;
       ctx.textBaseline = 'middle';
-      tokens.forEach((t, i) => {
-        const label = clip(t, 16), c = gutter + i * cell + cell / 2;
-        ctx.textAlign = 'right';
-        ctx.fillText(label, gutter - 5, c, gutter - 7);
+      const visible = (first, count, total) => [Math.max(0, Math.floor(first)), Math.min(total, Math.ceil(first + count))];
+      const [i0, i1] = visible(v.y, v.visibleRows, nQ), [j0, j1] = visible(v.x, v.visibleCols, nK);
+      ctx.textAlign = 'right';
+      for (let i = i0; i < i1; i++) ctx.fillText(clip(tokens[i], 16), gutter - 5, gutter + (i - v.y) * s + s / 2, gutter - 7);
+      for (let j = j0; j < j1; j++) {
+        const c = gutter + (j - v.x) * s + s / 2;
         ctx.save();
         ctx.translate(c, gutter - 5);
         ctx.rotate(-Math.PI / 2);
         ctx.textAlign = 'left';
-        ctx.fillText(label, 0, 0, gutter - 7);
+        ctx.fillText(clip(keys[j], 16), 0, 0, gutter - 7);
         ctx.restore();
-      });
+      }
     }
     this.renderStats.cells++;
   }
 
+  // The zoom buttons, and when zoomed the minimap: the whole table with the window outlined.
+  #drawZoombar(theme) {
+    const v = this.#view;
+    this.zoomControls.hidden = !v.zoomable;
+    this.zoomInButton.disabled = v.zoom >= v.maxZoom;
+    this.zoomOutButton.disabled = this.zoomResetButton.disabled = !v.zoomed;
+    this.plot.classList.toggle('zoomable', v.zoomable);
+    this.plot.classList.toggle('zoomed', v.zoomed);
+    this.zoombar.hidden = this.minimap.hidden = !v.zoomed;
+    if (!v.zoomed) return;
+    const { nQ, nK } = this.#layout;
+    const scale = MINIMAP / Math.max(nQ, nK);
+    const w = Math.max(8, nK * scale), hgt = Math.max(8, nQ * scale);
+    const ctx = sizeCanvas(this.minimap, w, hgt);
+    ctx.clearRect(0, 0, w, hgt);
+    drawMatrix(ctx, { cells: this.#layers.cells, mask: null, x: 0, y: 0, width: w, height: hgt, theme });
+    ctx.lineWidth = 2;
+    ctx.strokeStyle = css(theme.focus);
+    const sx = w / nK, sy = hgt / nQ;
+    ctx.strokeRect(v.x * sx, v.y * sy, Math.max(2, v.visibleCols * sx), Math.max(2, v.visibleRows * sy));
+    this.zoomText.textContent = `Zoom ${fmtZoom(v.zoom)} · rows ${Math.floor(v.y) + 1}–${Math.ceil(v.y + v.visibleRows)}, ` +
+      `columns ${Math.floor(v.x) + 1}–${Math.ceil(v.x + v.visibleCols)} of ${nQ}×${nK}`;
+  }
+
   #drawLegend(theme) {
-    const ramp = this.ramp.getContext('2d');
-    for (let x = 0; x < 120; x++) {
-      ramp.fillStyle = theme.scale.css(x / 119);
-      ramp.fillRect(x, 0, 1, 10);
-    }
-    const swatch = this.swatch.getContext('2d');
-    swatch.fillStyle = hatch(swatch, theme);
-    swatch.fillRect(0, 0, 10, 10);
     const masked = this.#layers.masked !== null;
+    if (this.#legendKey !== theme) {  // the ramp and swatch change with the theme only
+      this.#legendKey = theme;
+      const ramp = this.ramp.getContext('2d');
+      for (let x = 0; x < 120; x++) {
+        ramp.fillStyle = theme.scale.css(x / 119);
+        ramp.fillRect(x, 0, 1, 10);
+      }
+      const swatch = this.swatch.getContext('2d');
+      swatch.fillStyle = hatch(swatch, theme);
+      swatch.fillRect(0, 0, 10, 10);
+    }
     this.swatch.hidden = !masked;
     this.swatchLabel.hidden = !masked;
+    const aggregate = isAggregate(this.layer, this.head);
+    this.legendNote.hidden = !aggregate;
+    this.legendNote.textContent = aggregate
+      ? `${selectionLabel(this.result, this.layer, this.head)}: ${rowSumNote(this.layer, this.head)}` : '';
   }
 
   #drawOverlay() {
@@ -186,31 +361,31 @@ export class AttnHeatmap extends AttnElement {
     const l = this.#layout;
     if (!l) return;
     const ctx = this.overlay.getContext('2d');
-    const ratio = this.overlay.width / (l.gutter + l.plot);
+    const ratio = this.overlay.width / (l.gutter + l.plotWidth);
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.clearRect(0, 0, l.gutter + l.plot, l.gutter + l.plot);
+    ctx.clearRect(0, 0, l.gutter + l.plotWidth, l.gutter + l.plotHeight);
     const theme = this.theme;
-    const { gutter: g, cell, plot } = l;
+    const v = this.#view, cell = l.cell * v.zoom, g = l.gutter, plot = l.plotWidth, tall = l.plotHeight;
+    const top = (i) => g + (i - v.y) * cell, left = (j) => g + (j - v.x) * cell;
+    ctx.save();
+    ctx.beginPath();  // under zoom, marks outside the window stay off the labels
+    ctx.rect(0, g - 6, g + plot, tall + 12);
+    ctx.rect(g - 6, 0, plot + 12, g);
+    ctx.clip();
     const q = this.query;
     if (q >= 0) {  // the pinned row: a band across the plot and a marker in the gutter
       ctx.strokeStyle = css(theme.accent);
       ctx.lineWidth = 2;
-      ctx.strokeRect(g - 1, g + q * cell - 1, plot + 2, cell + 2);
+      ctx.strokeRect(g - 1, top(q) - 1, plot + 2, cell + 2);
       ctx.fillStyle = css(theme.accent);
-      ctx.fillRect(Math.max(0, g - 4), g + q * cell, 3, Math.max(cell, 2));
+      ctx.fillRect(Math.max(0, g - 4), top(q), 3, Math.max(cell, 2));
     }
     const c = this.#cursor;
     if (c) {
-      ctx.fillStyle = `rgba(${theme.fg.join(',')}, 0.10)`;
-      ctx.fillRect(g, g + c.i * cell, plot, Math.max(cell, 1));
-      ctx.fillRect(g + c.j * cell, g, Math.max(cell, 1), plot);
-      const m = Math.max(cell, 6), x = g + c.j * cell + cell / 2 - m / 2, y = g + c.i * cell + cell / 2 - m / 2;
-      ctx.lineWidth = 2;
-      ctx.strokeStyle = css(theme.bg);
-      ctx.strokeRect(x - 1, y - 1, m + 2, m + 2);
-      ctx.strokeStyle = css(theme.focus);
-      ctx.strokeRect(x, y, m, m);
+      drawCrosshair(ctx, { x: left(0), y: top(0), cell, rows: l.nQ ?? l.n, cols: l.nK ?? l.n, i: c.i, j: c.j, theme,
+        window: { x: g, y: g, width: plot, height: tall } });
     }
+    ctx.restore();
     this.#showReadout();
     this.renderStats.overlay++;
   }
@@ -222,17 +397,17 @@ export class AttnHeatmap extends AttnElement {
         : 'Hover, tap or use the arrow keys for exact values; click to pin a row.');
       return;
     }
-    const { tokens } = this.result;
-    const value = this.#layers.weights[c.i * this.result.n + c.j];
+    const { tokens } = this.result, keys = this.result.keyTokens ?? tokens;
+    const value = this.#layers.weights[c.i * (this.result.nK ?? this.result.n) + c.j];
     const masked = this.isMasked(c.i, c.j);
     this.readout.replaceChildren(
-      h('span', { class: 'tok' }, quote(tokens[c.i])), ' → ', h('span', { class: 'tok' }, quote(tokens[c.j])), ': ',
+      h('span', { class: 'tok' }, quote(tokens[c.i])), ' → ', h('span', { class: 'tok' }, quote(keys[c.j])), ': ',
       h('span', { class: 'value num' }, masked ? 'masked (0)' : String(value)),
       ` · row ${c.i + 1}, column ${c.j + 1}`);
   }
 
   #row(i) {
-    const n = this.result.n;
+    const n = this.result.nK ?? this.result.n;
     return this.#layers.weights.subarray(i * n, (i + 1) * n);
   }
 
@@ -242,8 +417,8 @@ export class AttnHeatmap extends AttnElement {
     if (this.pinned.hidden) return;
     const row = this.#row(q);
     const masked = (j) => this.isMasked(q, j);
-    this.pinTitle.replaceChildren('Pinned row as bars: ', describeRow(this.tokens, q, row, masked));
-    const width = l.gutter + l.plot;
+    this.pinTitle.replaceChildren('Pinned row as bars: ', describeRow(this.tokens, q, row, masked, this.result.keyTokens));
+    const width = l.gutter + l.plotWidth;
     const ctx = sizeCanvas(this.chart, width, CHART);
     ctx.clearRect(0, 0, width, CHART);
     const base = CHART - 2, top = 6, span = base - top;
@@ -258,9 +433,15 @@ export class AttnHeatmap extends AttnElement {
     ctx.fillStyle = `rgba(${theme.line.join(',')}, 1)`;
     ctx.fillRect(l.gutter, top, l.plot, 1);
     const pattern = hatch(ctx, theme);
-    const w = l.cell > 4 ? l.cell - 1 : Math.max(l.cell, 1);
-    for (let j = 0; j < row.length; j++) {
-      const x = l.gutter + j * l.cell;
+    const v = this.#view, cell = l.cell * v.zoom;  // the columns of the zoom window, under the plot
+    const w = cell > 4 ? cell - 1 : Math.max(cell, 1);
+    const j0 = Math.max(0, Math.floor(v.x)), j1 = Math.min(row.length, Math.ceil(v.x + v.visibleCols));
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(l.gutter, 0, l.plotWidth, CHART);
+    ctx.clip();
+    for (let j = j0; j < j1; j++) {
+      const x = l.gutter + (j - v.x) * cell;
       if (masked(j)) {
         ctx.fillStyle = pattern;
         ctx.fillRect(x, top, w, span);
@@ -270,6 +451,7 @@ export class AttnHeatmap extends AttnElement {
         ctx.fillRect(x, base - hgt, w, hgt);
       }
     }
+    ctx.restore();
     ctx.fillStyle = css(theme.line);
     ctx.fillRect(l.gutter, base, l.plot, 1);
   }
@@ -281,10 +463,12 @@ export class AttnHeatmap extends AttnElement {
     if (!l) return null;
     const rect = this.canvas.getBoundingClientRect();
     const x = event.clientX - rect.left - l.gutter, y = event.clientY - rect.top - l.gutter;
-    const i = Math.floor(y / l.cell), j = Math.floor(x / l.cell);
-    if (i < 0 || i >= l.n) return null;
-    if (j >= l.n) return null;
-    return { i, j: Math.max(j, 0), label: j < 0 };
+    if (y < 0 || y >= l.plotHeight || x >= l.plotWidth) return null;
+    const v = this.#view, s = l.cell * v.zoom;
+    const i = Math.floor(v.y + y / s), j = Math.floor(v.x + x / s);
+    if (i < 0 || i >= l.nQ) return null;
+    if (j >= l.nK) return null;
+    return { i, j: x < 0 ? Math.max(0, Math.floor(v.x)) : Math.max(j, 0), label: x < 0 };
   }
 
   #moveCursor(cell) {
@@ -303,9 +487,17 @@ export class AttnHeatmap extends AttnElement {
 
   #key(event) {
     if (!this.result) return;
-    const n = this.result.n, c = this.#cursor ?? { i: Math.max(0, this.query), j: 0 };
+    const n = this.result.n, nK = this.result.nK ?? n, c = this.#cursor ?? { i: Math.max(0, this.query), j: 0 };
     let { i, j } = c;
     const k = event.key;
+    if ((k === '+' || k === '=' || k === '-' || k === '_' || k === '0') && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      if (!this.#view.zoomable) return;
+      event.preventDefault();
+      if (!this.#cursor) this.#moveCursor(c);
+      if (k === '0') this.resetZoom();
+      else this.zoomBy(k === '-' || k === '_' ? 0.5 : 2);
+      return;
+    }
     if (k === 'ArrowUp') i--;
     else if (k === 'ArrowDown') i++;
     else if (k === 'ArrowLeft') j--;
@@ -313,7 +505,7 @@ export class AttnHeatmap extends AttnElement {
     else if (k === 'PageUp') i -= 10;
     else if (k === 'PageDown') i += 10;
     else if (k === 'Home') { j = 0; if (event.ctrlKey || event.metaKey) i = 0; }
-    else if (k === 'End') { j = n - 1; if (event.ctrlKey || event.metaKey) i = n - 1; }
+    else if (k === 'End') { j = nK - 1; if (event.ctrlKey || event.metaKey) i = n - 1; }
     else if (isActivation(event)) {
       event.preventDefault();
       this.setState('query', this.query === i ? -1 : i);
@@ -325,69 +517,26 @@ export class AttnHeatmap extends AttnElement {
     } else return;
     event.preventDefault();
     i = Math.max(0, Math.min(n - 1, i));
-    j = Math.max(0, Math.min(n - 1, j));
+    j = Math.max(0, Math.min(nK - 1, j));
     this.#moveCursor({ i, j });
-    const { tokens } = this.result;
-    const value = this.isMasked(i, j) ? 'masked' : fmt(this.#layers.weights[i * n + j], 4);
+    if (this.#view.zoomed) {  // the window follows the cursor
+      const { x, y } = this.#view;
+      this.#view.reveal(i, j);
+      if (x !== this.#view.x || y !== this.#view.y) this.#viewChanged();
+    }
+    const { tokens } = this.result, keys = this.result.keyTokens ?? tokens;
+    const value = this.isMasked(i, j) ? 'masked' : fmt(this.#layers.weights[i * nK + j], 4);
     if (this.query >= 0 && i !== this.query) this.setState('query', i);  // a pinned row follows the cursor
-    this.say(`Row ${quote(tokens[i])}, column ${quote(tokens[j])}: ${value}`);
+    this.say(`Row ${quote(tokens[i])}, column ${quote(keys[j])}: ${value}`);
   }
 
   // ——— export ———
 
-  svg(result, theme) {
-    const { n, tokens } = result;
-    const weights = headMatrix(result, this.layer, this.head);
-    const masked = maskMatrix(result.masks, n);
-    const labels = n <= 256;
-    const cell = labels ? Math.max(4, Math.min(28, Math.floor(560 / n))) : 560 / n;
-    const gutter = labels ? 90 : 10, plot = cell * n;
-    const font = { 'font-size': Math.min(11, Math.max(5, cell - 2)), fill: hex(theme.fg) };
-    const parts = [tag('defs', {}, hatchDef('attn-hatch', theme))];
-    if (labels)
-      tokens.forEach((t, i) => {
-        const c = gutter + i * cell + cell / 2;
-        parts.push(text({ x: gutter - 4, y: c, 'text-anchor': 'end', 'dominant-baseline': 'middle', ...font }, clip(t, 16)));
-        parts.push(text({ x: c, y: gutter - 4, transform: `rotate(-90 ${c} ${gutter - 4})`, 'dominant-baseline': 'middle', ...font }, clip(t, 16)));
-      });
-    if (n <= 64) {
-      for (let i = 0; i < n; i++)
-        for (let j = 0; j < n; j++) {
-          const m = masked?.[i * n + j];
-          parts.push(tag('rect', {
-            x: gutter + j * cell, y: gutter + i * cell, width: cell, height: cell,
-            fill: m ? 'url(#attn-hatch)' : theme.scale.css(weights[i * n + j]),
-            'data-weight': m ? 'masked' : weights[i * n + j],
-          }));
-        }
-    } else {
-      const image = document.createElement('canvas');
-      const px = Math.min(2048, Math.max(n, Math.ceil(plot * 2)));
-      image.width = px;
-      image.height = px;
-      drawMatrix(image.getContext('2d'), {
-        cells: cellsLayer(weights, n, theme.scale, masked), mask: maskLayer(masked, n), x: 0, y: 0, size: px, theme,
-      });
-      parts.push(tag('image', { x: gutter, y: gutter, width: plot, height: plot, href: canvasDataURL(image), preserveAspectRatio: 'none' }));
-    }
-    parts.push(tag('rect', { x: gutter, y: gutter, width: plot, height: plot, fill: 'none', stroke: hex(theme.line) }));
-    let y = gutter + plot + 14;
-    parts.push(legendSVG(theme, gutter, y, { masked: masked !== null }));
-    y += 24;
-    const q = this.query;
-    if (q >= 0) {
-      const row = weights.subarray(q * n, (q + 1) * n);
-      parts.push(text({ x: gutter, y: y + 10, 'font-size': 11, fill: hex(theme.fg) }, `Row ${quote(clip(tokens[q], 40))} as bars`));
-      const base = y + 70;
-      for (let j = 0; j < n; j++)
-        parts.push(masked?.[q * n + j]
-          ? tag('rect', { x: gutter + j * cell, y: base - 50, width: Math.max(cell - 1, 0.5), height: 50, fill: 'url(#attn-hatch)' })
-          : tag('rect', { x: gutter + j * cell, y: base - row[j] * 50, width: Math.max(cell - 1, 0.5), height: row[j] * 50, fill: hex(theme.accent) }));
-      y = base + 8;
-    }
-    const title = `Attention weights of ${n} tokens (rows: queries, columns: keys)`;
-    return svgDocument({ width: gutter + plot + 20, height: y + 6, title, theme, body: parts.join('') });
+  svg(result, theme, options) {
+    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, weights: this.weights }, options);
   }
 }
+
+const fmtZoom = (z) => `${z < 10 ? z.toFixed(1) : Math.round(z)}×`;
 
 if (globalThis.customElements && !customElements.get('attn-heatmap')) customElements.define('attn-heatmap', AttnHeatmap);

@@ -4,15 +4,12 @@
 // softmax saturates (one weight near 1). The engine computes QKᵀ, A and A·V.
 import { fmt, isActivation, navigate, quote } from './lib/a11y.js';
 import { AttnElement, STEPS } from './lib/base.js';
-import { css, hex, signedScale, textOn } from './lib/color.js';
+import { css, textOn } from './lib/color.js';
 import { computeSteps } from './lib/compute.js';
 import { DataError } from './lib/data.js';
 import { h } from './lib/dom.js';
-import { clip, hatchDef, svgDocument, tag, text } from './lib/export.js';
-
-const TITLES = { scores: 'QKᵀ', scale: '÷√d_k', mask: 'mask', softmax: 'softmax', weights: 'A', output: 'A·V' };
-const NUMBERS_UP_TO = 10;
-const MASKED_STEPS = new Set(['mask', 'softmax', 'weights']);  // where masked cells are hatched  // tokens; more and the cells show colour only
+import { clip } from './lib/export.js';
+import { MASKED_STEPS, NUMBERS_UP_TO, TITLES, num, pipelineSteps, pipelineSVG, stepColour } from './svg/pipeline.js';
 
 const STYLE = `
 .tabs { display: flex; flex-wrap: wrap; gap: 4px; margin: 4px 0 8px; }
@@ -38,12 +35,13 @@ td.masked { background: repeating-linear-gradient(135deg, var(--attn-mask-bg) 0 
 input[type="range"] { width: 110px; accent-color: var(--attn-accent); }
 `;
 
-const num = (x) => (!Number.isFinite(x) ? (x > 0 ? '∞' : '−∞') : Math.abs(x) >= 1000 ? x.toExponential(1) : x.toFixed(2));
 
 export class AttnPipeline extends AttnElement {
   static styles = [STYLE];
   static maxTokens = 32;
   static recomputeOn = ['head', 'layer'];
+  /** The steps are one head's: no mean/max/rollout here. */
+  static aggregates = false;
 
   setup(body) {
     this.scalePicker = h('select', { 'aria-label': 'Scale' },
@@ -101,13 +99,14 @@ export class AttnPipeline extends AttnElement {
   compute(lens, data, state) {
     if (data.kind === 'attention')
       throw new DataError('attn-pipeline needs vectors (Q, K, V, or X with W_Q, W_K, W_V): precomputed weights have no scores to show');
+    if (data.cross)
+      throw new DataError('attn-pipeline shows self-attention step by step: use attn-heatmap or attn-bars for queryTokens/keyTokens');
     return { ...computeSteps(lens, data, state, Math.min(state.head, data.heads - 1)), layers: 1, heads: data.heads };
   }
 
   /** The matrix shown at each step: { scores, scale, mask, softmax, weights, output }. */
   get steps() {
-    const r = this.result;
-    return r && { scores: r.scores, scale: r.scaled, mask: r.masked, softmax: r.exp, weights: r.weights, output: r.output };
+    return this.result && pipelineSteps(this.result);
   }
 
   get weights() {
@@ -157,11 +156,7 @@ export class AttnPipeline extends AttnElement {
   }
 
   #colour(step, values) {
-    const t = this.theme;
-    if (step === 'softmax' || step === 'weights') return t.scale.rgb;
-    let max = 0;
-    for (const x of values) if (Number.isFinite(x)) max = Math.max(max, Math.abs(x));
-    return signedScale(t.negative, t.low, t.high, max).rgb;
+    return stepColour(this.theme, step, values);
   }
 
   #syncControls(r) {
@@ -212,36 +207,8 @@ export class AttnPipeline extends AttnElement {
     }
   }
 
-  svg(result, theme) {
-    const { tokens, n, dV } = result;
-    const steps = this.steps, numbers = n <= NUMBERS_UP_TO;
-    const cell = numbers ? 30 : Math.max(6, Math.floor(200 / n)), label = 72, gap = 24;
-    const colChars = Math.max(1, Math.floor(cell / 7.5));
-    const blockW = label + cell * Math.max(n + 1, dV), blockH = 34 + cell * n + 10;
-    const parts = [tag('defs', {}, hatchDef('attn-hatch', theme))];
-    STEPS.forEach((step, s) => {
-      const x0 = 8 + (s % 3) * (blockW + gap), y0 = 8 + Math.floor(s / 3) * (blockH + gap);
-      const values = steps[step], cols = step === 'output' ? dV : n;
-      const colour = this.#colour(step, values);
-      parts.push(text({ x: x0, y: y0 + 12, 'font-size': 12, 'font-weight': 600, fill: hex(theme.fg) }, `${s + 1}. ${TITLES[step]}`));
-      tokens.forEach((t, i) => {
-        const y = y0 + 30 + i * cell;
-        parts.push(text({ x: x0 + label - 4, y: y + cell / 2 + 4, 'text-anchor': 'end', 'font-size': 10, fill: hex(theme.muted), 'font-weight': i === this.query ? 700 : undefined }, clip(t, 8)));
-        for (let j = 0; j < cols; j++) {
-          const v = values[i * cols + j];
-          const hatched = v === -Infinity || (MASKED_STEPS.has(step) && this.isMasked(i, j));
-          const fill = hatched ? 'url(#attn-hatch)' : css(colour(v));
-          parts.push(tag('rect', { x: x0 + label + j * cell, y, width: cell - 1, height: cell - 1, fill }));
-          if (numbers) parts.push(text({ x: x0 + label + j * cell + cell / 2, y: y + cell / 2 + 3, 'text-anchor': 'middle', 'font-size': 8, fill: hatched ? hex(theme.fg) : textOn(colour(v)) }, num(v)));
-        }
-      });
-      if (numbers) for (let j = 0; j < cols; j++)
-        parts.push(text({ x: x0 + label + j * cell + cell / 2, y: y0 + 26, 'text-anchor': 'middle', 'font-size': 9, fill: hex(theme.muted) }, step === 'output' ? String(j + 1) : clip(tokens[j], colChars)));
-    });
-    return svgDocument({
-      width: 16 + 3 * blockW + 2 * gap, height: 16 + 2 * blockH + gap, theme, body: parts.join(''),
-      title: `Attention step by step for ${n} tokens (d_k = ${result.dK}, scale ${fmt(result.scale, 4)}, mask ${this.mask}): ${tokens.join(' ')}`,
-    });
+  svg(result, theme, options) {
+    return pipelineSVG(result, theme, { query: this.query, mask: this.mask }, options);
   }
 }
 

@@ -1,13 +1,17 @@
-// attnlens figures: importing the module registers <attn-bars>, <attn-heatmap>, <attn-pipeline>
-// and <attn-heads>.
+// attnlens figures: importing the module registers <attn-bars>, <attn-heatmap>, <attn-pipeline>,
+// <attn-heads>, <attn-lines> and <attn-compare>.
 export { AttnBars } from './attn-bars.js';
 export { AttnHeatmap } from './attn-heatmap.js';
 export { AttnPipeline } from './attn-pipeline.js';
 export { AttnHeads } from './attn-heads.js';
+export { AttnLines } from './attn-lines.js';
+export { AttnCompare } from './attn-compare.js';
+export { AttnGenerate } from './attn-generate.js';
+export type { GenerateChangeDetail, GenerateFrame } from './attn-generate.js';
 export { AttnElement, loadEngine } from './lib/base.js';
 export type {
   AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, Mask, ModelData,
-  Numbers, ProjectionData, Scale, Step, VectorData,
+  Numbers, ProjectionData, Scale, Step, StandaloneOptions, VectorData,
 } from './lib/base.js';
 
 export declare class DataError extends Error {}

@@ -6,10 +6,13 @@
 import { CallBuffers, formatBytes } from '../engine/heap.js';
 import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
+import { cachedLoad, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
+import { isLanguageModelSource, loadLanguageModel } from './llama.js';
 
 export { ModelFormatError };
+export { LanguageModel, MAX_LM_TEXT_LENGTH } from './llama.js';
 
 /** Longest text accepted, in UTF-16 code units (the model reads at most 128 tokens anyway). */
 export const MAX_TEXT_LENGTH = 1_000_000;
@@ -24,28 +27,10 @@ const utf8Decoder = new TextDecoder();
  * then 'ready'.
  */
 export function loadModel(source, options) {
-  const o = check.options('options', options, ['onProgress']);
-  if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
-    throw new TypeError(`options.onProgress must be a function (got ${check.describe(o.onProgress)})`);
-  const report = (stage, loaded, total) => {
-    try {
-      o.onProgress?.({ stage, loaded, total });
-    } catch (e) {
-      console.warn('attnlens: onProgress threw', e);
-    }
-  };
-  const key = cacheKey(source);
-  if (key !== null && cache.has(key)) {
-    const cached = cache.get(key);
-    cached.then(() => report('ready', 1, 1), () => {});
-    return cached;
-  }
-  const pending = load(source, report);
-  if (key !== null) {
-    cache.set(key, pending);
-    pending.catch(() => cache.delete(key));  // a failed load may be retried
-  }
-  return pending;
+  // 'stories260K', { tokenizer } or { config, weights, tokenizer }: a causal language model.
+  if (isLanguageModelSource(source, options)) return loadLanguageModel(source, options);
+  const { report } = loadOptions(options, ['onProgress']);
+  return cachedLoad(cache, cacheKey(source), report, () => load(source, report));
 }
 
 async function load(source, report) {

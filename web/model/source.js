@@ -80,7 +80,7 @@ async function installedPackageUrl() {
   return new URL('dist/model.json', pathToFileURL(packageJson));
 }
 
-async function toUrl(source) {
+export async function toUrl(source) {
   if (source instanceof URL) return source;
   if (source === '') throw new TypeError(`loadModel source must be ${SOURCE_HELP} (got an empty string)`);
   // A scheme (but not a Windows drive letter) makes it a URL; otherwise a path in Node and a
@@ -133,7 +133,7 @@ async function fromTfjsFiles(modelUrl, progress, modelBytesRead) {
   return packModel({ modelJson, shards: parts, vocab });
 }
 
-async function readBytes(url, progress) {
+export async function readBytes(url, progress) {
   if (url.protocol === 'file:') {
     if (!isNode) throw new TypeError(`cannot read ${url.href}: file: URLs work in Node only`);
     const fs = await nodeBuiltin('fs');

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "attnlens/aggregate.hpp"
 #include "attnlens/attention.hpp"
 #include "attnlens/kernel.hpp"
 #include "attnlens/multi_head.hpp"
@@ -160,6 +161,43 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("firstNonFinite", &first_non_finite);
 }
 
+// ---- aggregation across heads and layers (web/engine/lens.js: aggregate(), rollout()) --------
+namespace {
+
+std::string aggregate_heads(std::uintptr_t weights, std::uintptr_t out, std::size_t heads,
+                            std::size_t n_q, std::size_t n_k, bool max, bool simd) {
+  const attnlens::AggregateShape shape{heads, n_q, n_k};
+  const auto in = span<const float>(weights, heads * n_q * n_k);
+  const auto result = span<float>(out, n_q * n_k);
+  std::string error = attnlens::check_aggregate(shape, in, result);
+  if (error.empty())
+    attnlens::aggregate_heads(shape, max ? attnlens::HeadAggregate::max : attnlens::HeadAggregate::mean,
+                              in, result, kernel(simd));
+  return error;
+}
+
+// One layer of the rollout product (JS copies in one layer at a time: memory stays heads·n²).
+std::string rollout_layer(std::uintptr_t layer, std::uintptr_t r, std::uintptr_t scratch,
+                          std::size_t heads, std::size_t n, float residual, bool first, bool simd) {
+  const attnlens::RolloutShape shape{heads, n};
+  const auto in = span<const float>(layer, heads * n * n);
+  const auto product = span<float>(r, n * n);
+  const auto room = span<float>(scratch, 2 * n * n);
+  std::string error = attnlens::check_rollout_layer(shape, in, residual, product, room);
+  if (error.empty()) attnlens::rollout_layer(shape, in, residual, product, first, room, kernel(simd));
+  return error;
+}
+
+double rollout_max_flops() { return attnlens::rollout_max_flops; }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens_aggregate) {
+  emscripten::function("aggregateHeads", &aggregate_heads);
+  emscripten::function("rolloutLayer", &rollout_layer);
+  emscripten::function("rolloutMaxFlops", &rollout_max_flops);
+}
+
 #ifdef ATTNLENS_WITH_MODEL
 // ---- USE-lite, for the opt-in module web/dist/attnlens-model.* (web/model/index.js) ----------
 // One model per module instance: the JS layer instantiates a module for each model it loads.
@@ -274,5 +312,291 @@ EMSCRIPTEN_BINDINGS(attnlens_model) {
   function("modelInfo", &model_info);
   function("modelCall", &model_call);
   function("modelAttention", &model_attention);
+}
+#endif  // ATTNLENS_WITH_MODEL
+
+#ifdef ATTNLENS_WITH_MODEL
+// ---- Llama-family language models (stories260K), for web/model/llama.js ---------------------
+// One language model per module instance, as for USE-lite. Calls leave their results on the heap
+// until the next call or lmRelease(); generation state (the KV cache) lives from lmBegin() to
+// lmEnd(), which the JS layer always calls.
+#include "attnlens/model/llama.hpp"
+#include "attnlens/model/llama_loader.hpp"
+#include "attnlens/model/llama_tokenizer.hpp"
+#include "attnlens/model/sampler.hpp"
+
+namespace {
+
+struct LoadedLm {
+  attnlens::model::Llama net;
+  attnlens::model::LlamaTokenizer tokenizer;
+  std::unique_ptr<attnlens::model::LlamaState> session;  // between lmBegin and lmEnd
+  attnlens::model::Rng rng;
+  std::vector<std::vector<float>> attention;  // lmRun: [layer][heads, n, n]
+  std::vector<float> logits, probs;
+  std::vector<std::int32_t> ids, candidates;
+  std::vector<float> candidate_p;
+  std::string text;
+  std::vector<std::uint32_t> offsets;
+};
+LoadedLm* loaded_lm = nullptr;
+
+// format 0: llama2.c .bin; 1: Hugging Face (config.json + model.safetensors). The bytes stay the
+// caller's: the weights are copied (converted to float32, transposed for the kernels).
+std::string lm_load(int format, std::uintptr_t model, std::size_t model_size, std::uintptr_t config,
+                    std::size_t config_size, std::uintptr_t tokenizer, std::size_t tokenizer_size,
+                    double max_bytes) {
+  if (loaded_lm || loaded_model) return "this module already holds a model";
+  auto m = std::make_unique<LoadedLm>();
+  const auto limit = static_cast<std::size_t>(max_bytes > 0 ? max_bytes : 0);
+  std::string error =
+      format == 0 ? attnlens::model::load_llama2c(span<const std::uint8_t>(model, model_size), m->net, limit)
+                  : attnlens::model::load_huggingface(
+                        std::string_view(reinterpret_cast<const char*>(config), config_size),
+                        span<const std::uint8_t>(model, model_size), m->net, limit);
+  if (error.empty())
+    error = m->tokenizer.load(span<const std::uint8_t>(tokenizer, tokenizer_size), m->net.config().vocab_size);
+  if (error.empty()) loaded_lm = m.release();
+  return error;
+}
+
+struct LmInfo {
+  std::size_t dim = 0, hidden_dim = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  std::size_t vocab_size = 0, seq_len = 0;
+  bool shared_classifier = false;
+  std::string rope;
+};
+
+LmInfo lm_info() {
+  LmInfo info;
+  if (!loaded_lm) return info;
+  const auto& c = loaded_lm->net.config();
+  info = {c.dim, c.hidden_dim, c.layers, c.heads, c.kv_heads, c.head_dim, c.vocab_size, c.seq_len,
+          c.shared_classifier,
+          c.rope == attnlens::model::RopeLayout::interleaved ? "interleaved" : "half"};
+  return info;
+}
+
+// Addresses of a call's results (0 when absent).
+struct LmCall {
+  std::string error;
+  std::size_t count = 0;
+  std::uintptr_t ids = 0, text = 0, offsets = 0, logits = 0, bytes = 0;
+  std::size_t bytes_size = 0;
+};
+
+void lm_release() {
+  if (!loaded_lm) return;
+  LoadedLm& m = *loaded_lm;
+  std::vector<std::vector<float>>().swap(m.attention);
+  std::vector<float>().swap(m.logits);
+  std::vector<float>().swap(m.probs);
+  std::vector<std::int32_t>().swap(m.ids);
+  std::vector<std::int32_t>().swap(m.candidates);
+  std::vector<float>().swap(m.candidate_p);
+  std::string().swap(m.text);
+  std::vector<std::uint32_t>().swap(m.offsets);
+}
+
+// The display text of `ids` (BOS '<s>', byte pieces as their byte), as one string + offsets.
+void lm_fill_tokens(LoadedLm& m, LmCall& c) {
+  m.text.clear();
+  m.offsets.assign(1, 0);
+  for (std::int32_t id : m.ids) {
+    m.text += m.tokenizer.display(id);
+    m.offsets.push_back(static_cast<std::uint32_t>(m.text.size()));
+  }
+  c.count = m.ids.size();
+  c.ids = reinterpret_cast<std::uintptr_t>(m.ids.data());
+  c.text = reinterpret_cast<std::uintptr_t>(m.text.data());
+  c.offsets = reinterpret_cast<std::uintptr_t>(m.offsets.data());
+}
+
+LmCall lm_tokenize(std::uintptr_t text, std::size_t size) {
+  LmCall c;
+  if (!loaded_lm) return c.error = "no language model is loaded", c;
+  loaded_lm->ids = loaded_lm->tokenizer.encode(std::string_view(reinterpret_cast<const char*>(text), size));
+  lm_fill_tokens(*loaded_lm, c);
+  return c;
+}
+
+// The bytes run.c prints for `count` ids at `ids` (each after the one before; the first after
+// `previous`), plus the display text of each id.
+LmCall lm_decode(std::uintptr_t ids, std::size_t count, int previous) {
+  LmCall c;
+  if (!loaded_lm) return c.error = "no language model is loaded", c;
+  LoadedLm& m = *loaded_lm;
+  const auto* p = reinterpret_cast<const std::int32_t*>(ids);
+  m.ids.assign(p, p + count);
+  std::string bytes;
+  for (std::int32_t id : m.ids) {
+    bytes += m.tokenizer.decode(previous, id);
+    previous = id;
+  }
+  lm_fill_tokens(m, c);
+  m.text += bytes;  // the decoded bytes follow the display texts
+  c.bytes = reinterpret_cast<std::uintptr_t>(m.text.data()) + m.offsets.back();
+  c.text = reinterpret_cast<std::uintptr_t>(m.text.data());
+  c.bytes_size = bytes.size();
+  return c;
+}
+
+std::string lm_check_ids(const LoadedLm& m, const std::int32_t* p, std::size_t count) {
+  const auto& cfg = m.net.config();
+  if (count == 0) return "ids is empty: the model needs at least one token";
+  if (count > cfg.seq_len)
+    return "the input has " + std::to_string(count) + " tokens, more than the model's context of " +
+           std::to_string(cfg.seq_len);
+  for (std::size_t i = 0; i < count; ++i)
+    if (p[i] < 0 || static_cast<std::size_t>(p[i]) >= cfg.vocab_size)
+      return "ids[" + std::to_string(i) + "] is " + std::to_string(p[i]) + ", outside the vocabulary 0.." +
+             std::to_string(cfg.vocab_size - 1);
+  return {};
+}
+
+// The whole sequence at once (causal): every layer's attention and the last position's logits.
+LmCall lm_run(std::uintptr_t ids, std::size_t count, double max_bytes, bool simd) {
+  LmCall c;
+  if (!loaded_lm) return c.error = "no language model is loaded", c;
+  LoadedLm& m = *loaded_lm;
+  const auto* p = reinterpret_cast<const std::int32_t*>(ids);
+  if (!(c.error = lm_check_ids(m, p, count)).empty()) return c;
+  const std::size_t need = attnlens::model::llama_run_bytes(m.net.config(), count);
+  if (static_cast<double>(need) > max_bytes)
+    return c.error = "run() over " + std::to_string(count) + " tokens needs " + std::to_string(need >> 20) +
+                     " MiB of working memory, more than the " +
+                     std::to_string(static_cast<std::size_t>(max_bytes) >> 20) + " MiB available",
+           c;
+  m.ids.assign(p, p + count);
+  attnlens::model::LlamaState state;
+  m.net.reset(state, count);
+  m.net.prefill(m.ids, state, &m.attention, kernel(simd));
+  m.logits = std::move(state.logits);
+  lm_fill_tokens(m, c);
+  c.logits = reinterpret_cast<std::uintptr_t>(m.logits.data());
+  return c;
+}
+
+std::uintptr_t lm_attention(std::size_t layer) {
+  if (!loaded_lm || layer >= loaded_lm->attention.size()) return 0;
+  return reinterpret_cast<std::uintptr_t>(loaded_lm->attention[layer].data());
+}
+
+// Starts a generation: the prompt's ids through the full path into a KV cache for the whole
+// context; the PRNG seeded with (seed_high << 32 | seed_low).
+std::string lm_begin(std::uintptr_t ids, std::size_t count, std::uint32_t seed_low, std::uint32_t seed_high,
+                     double max_bytes, bool simd) {
+  if (!loaded_lm) return "no language model is loaded";
+  LoadedLm& m = *loaded_lm;
+  const auto* p = reinterpret_cast<const std::int32_t*>(ids);
+  std::string error = lm_check_ids(m, p, count);
+  if (!error.empty()) return error;
+  const auto& cfg = m.net.config();
+  const std::size_t need = attnlens::model::llama_cache_bytes(cfg, cfg.seq_len) +
+                           attnlens::model::llama_run_bytes(cfg, count);
+  if (static_cast<double>(need) > max_bytes)
+    return "generation needs " + std::to_string(need >> 20) + " MiB of working memory, more than the " +
+           std::to_string(static_cast<std::size_t>(max_bytes) >> 20) + " MiB available";
+  m.session = std::make_unique<attnlens::model::LlamaState>();
+  m.net.reset(*m.session, cfg.seq_len);
+  m.ids.assign(p, p + count);
+  m.net.prefill(m.ids, *m.session, nullptr, kernel(simd));
+  m.rng = attnlens::model::Rng(static_cast<std::uint64_t>(seed_high) << 32 | seed_low);
+  return {};
+}
+
+// Draws the next token from the session's logits; candidates: the `k` most probable ids of the
+// distribution it was drawn from, with their probabilities.
+struct LmDraw {
+  std::string error;
+  int id = -1;
+  std::size_t position = 0, count = 0;
+  std::uintptr_t candidates = 0, probabilities = 0;
+};
+
+LmDraw lm_sample(float temperature, float top_p, std::size_t k) {
+  LmDraw d;
+  if (!loaded_lm || !loaded_lm->session) return d.error = "no generation is in progress", d;
+  LoadedLm& m = *loaded_lm;
+  attnlens::model::SampleOptions options;
+  options.temperature = temperature;
+  options.top_p = top_p;
+  d.id = attnlens::model::sample(m.session->logits, options, m.rng, m.probs);
+  m.candidates = attnlens::model::top_k(m.probs, k);
+  m.candidate_p.clear();
+  for (std::int32_t id : m.candidates) m.candidate_p.push_back(m.probs[static_cast<std::size_t>(id)]);
+  d.position = m.session->position - 1;
+  d.count = m.candidates.size();
+  d.candidates = reinterpret_cast<std::uintptr_t>(m.candidates.data());
+  d.probabilities = reinterpret_cast<std::uintptr_t>(m.candidate_p.data());
+  return d;
+}
+
+// Layer `layer`'s attention row of the last token fed: [heads, position + 1].
+std::uintptr_t lm_step_attention(std::size_t layer) {
+  if (!loaded_lm || !loaded_lm->session || layer >= loaded_lm->session->attention.size()) return 0;
+  return reinterpret_cast<std::uintptr_t>(loaded_lm->session->attention[layer].data());
+}
+
+// Feeds `id` at the next position.
+std::string lm_feed(int id, bool simd) {
+  if (!loaded_lm || !loaded_lm->session) return "no generation is in progress";
+  LoadedLm& m = *loaded_lm;
+  if (m.session->position >= m.session->capacity) return "the context is full";
+  if (id < 0 || static_cast<std::size_t>(id) >= m.net.config().vocab_size) return "id outside the vocabulary";
+  m.net.step(id, *m.session, kernel(simd));
+  return {};
+}
+
+// Frees the KV cache and every result buffer.
+void lm_end() {
+  if (!loaded_lm) return;
+  loaded_lm->session.reset();
+  lm_release();
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlens_lm) {
+  using namespace emscripten;
+  value_object<LmInfo>("LmInfo")
+      .field("dim", &LmInfo::dim)
+      .field("hiddenDim", &LmInfo::hidden_dim)
+      .field("layers", &LmInfo::layers)
+      .field("heads", &LmInfo::heads)
+      .field("kvHeads", &LmInfo::kv_heads)
+      .field("headDim", &LmInfo::head_dim)
+      .field("vocabSize", &LmInfo::vocab_size)
+      .field("seqLen", &LmInfo::seq_len)
+      .field("sharedClassifier", &LmInfo::shared_classifier)
+      .field("rope", &LmInfo::rope);
+  value_object<LmCall>("LmCall")
+      .field("error", &LmCall::error)
+      .field("count", &LmCall::count)
+      .field("ids", &LmCall::ids)
+      .field("text", &LmCall::text)
+      .field("offsets", &LmCall::offsets)
+      .field("logits", &LmCall::logits)
+      .field("bytes", &LmCall::bytes)
+      .field("bytesSize", &LmCall::bytes_size);
+  value_object<LmDraw>("LmDraw")
+      .field("error", &LmDraw::error)
+      .field("id", &LmDraw::id)
+      .field("position", &LmDraw::position)
+      .field("count", &LmDraw::count)
+      .field("candidates", &LmDraw::candidates)
+      .field("probabilities", &LmDraw::probabilities);
+  function("lmLoad", &lm_load);
+  function("lmInfo", &lm_info);
+  function("lmTokenize", &lm_tokenize);
+  function("lmDecode", &lm_decode);
+  function("lmRun", &lm_run);
+  function("lmAttention", &lm_attention);
+  function("lmRelease", &lm_release);
+  function("lmBegin", &lm_begin);
+  function("lmSample", &lm_sample);
+  function("lmStepAttention", &lm_step_attention);
+  function("lmFeed", &lm_feed);
+  function("lmEnd", &lm_end);
 }
 #endif  // ATTNLENS_WITH_MODEL

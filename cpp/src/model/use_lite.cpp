@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "attnlens/attention.hpp"
+#include "attnlens/model/blocks.hpp"
 #include "attnlens/ops.hpp"
 
 namespace attnlens::model {
@@ -61,44 +62,6 @@ struct Scratch {
 float* sized(std::vector<float>& v, std::size_t n) {
   if (v.size() < n) v.resize(n);
   return v.data();
-}
-
-// TF's layer_norm: (x − mean)·rsqrt(var + ε)·scale + bias over each row; sums in double, as the
-// TF.js CPU kernels accumulate in JavaScript numbers.
-void layer_norm(const float* x, std::size_t rows, std::size_t d, const float* scale,
-                const float* bias, float eps, float* out) {
-  for (std::size_t i = 0; i < rows; ++i) {
-    const float* row = x + i * d;
-    double sum = 0;
-    for (std::size_t j = 0; j < d; ++j) sum += row[j];
-    const float mean = static_cast<float>(sum / static_cast<double>(d));
-    double squares = 0;
-    for (std::size_t j = 0; j < d; ++j) {
-      const float c = row[j] - mean;
-      squares += static_cast<double>(c) * c;
-    }
-    const float var = static_cast<float>(squares / static_cast<double>(d));
-    const float rs = 1.0f / std::sqrt(var + eps);
-    for (std::size_t j = 0; j < d; ++j) out[i * d + j] = scale[j] * rs * (row[j] - mean) + bias[j];
-  }
-}
-
-// Columns [offset + h·dh, offset + (h+1)·dh) of each row of qkv → head-major [heads, n, dh].
-void split_heads(const float* qkv, std::size_t n, std::size_t stride, std::size_t offset,
-                 std::size_t heads, std::size_t dh, float* out) {
-  for (std::size_t h = 0; h < heads; ++h)
-    for (std::size_t i = 0; i < n; ++i)
-      std::memcpy(out + (h * n + i) * dh, qkv + i * stride + offset + h * dh, dh * sizeof(float));
-}
-
-void merge_heads(const float* o, std::size_t n, std::size_t heads, std::size_t dh, float* out) {
-  for (std::size_t h = 0; h < heads; ++h)
-    for (std::size_t i = 0; i < n; ++i)
-      std::memcpy(out + i * heads * dh + h * dh, o + (h * n + i) * dh, dh * sizeof(float));
-}
-
-void add_in_place(float* y, const float* x, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) y[i] += x[i];
 }
 
 }  // namespace

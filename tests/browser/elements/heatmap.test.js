@@ -129,6 +129,7 @@ describe('<attn-heatmap>', () => {
     }, [[...q], [...k], [...v], n, dK]);
     assert.equal(ok, true);
     const before = await page.evaluate(() => ({ ...document.getElementById('big').renderStats }));
+    await page.locator('#big').scrollIntoViewIfNeeded();  // the path below must be on screen
     const host = await page.locator('#big').boundingBox();
     const layout = await page.evaluate(() => document.getElementById('big').layout);
     const plot = await page.evaluate(() => document.getElementById('big').cellBox(0, 0));

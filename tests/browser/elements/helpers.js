@@ -60,7 +60,8 @@ export function readHeatmap(page, id) {
     const el = document.getElementById(id);
     const canvas = el.shadowRoot.querySelector('canvas.cells');
     const { gutter, cell, n } = el.layout;
-    const ratio = canvas.width / (gutter + cell * n);
+    const nQ = el.layout.nQ ?? n, nK = el.layout.nK ?? n;  // cross-attention: nQ rows × nK columns
+    const ratio = canvas.width / (gutter + cell * nK);
     const style = getComputedStyle(el);
     const rgb = (name) => {
       const hex = style.getPropertyValue(name).trim().slice(1);
@@ -75,8 +76,8 @@ export function readHeatmap(page, id) {
     ctx.drawImage(canvas, 0, 0);
     const image = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
     const values = [];
-    for (let i = 0; i < n; i++)
-      for (let j = 0; j < n; j++) {
+    for (let i = 0; i < nQ; i++)
+      for (let j = 0; j < nK; j++) {
         const x = Math.floor((gutter + j * cell + cell / 2) * ratio), y = Math.floor((gutter + i * cell + cell / 2) * ratio);
         const at = (y * canvas.width + x) * 4;
         const px = [image[at], image[at + 1], image[at + 2]];
@@ -86,7 +87,7 @@ export function readHeatmap(page, id) {
         const off = Math.max(...px.map((p, c) => Math.abs(p - (low[c] + t * d[c]))));
         values.push(off > 3 ? null : t);
       }
-    return { n, values };
+    return { n, nQ, nK, values };
   }, id);
 }
 

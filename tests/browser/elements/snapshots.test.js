@@ -37,6 +37,8 @@ const FIGURES = [
   ['heatmap', '<attn-heatmap id="heatmap" mask="causal" query="3"></attn-heatmap>', VECTORS],
   ['pipeline', '<attn-pipeline id="pipeline" query="1" step="softmax" mask="causal"></attn-pipeline>', SMALL],
   ['heads', '<attn-heads id="heads" head="1"></attn-heads>', HEADS],
+  ['lines', '<attn-lines id="lines" heads="all" query="1"></attn-lines>', HEADS],
+  ['compare', '<attn-compare id="compare" head-a="0" head-b="1" view="all"></attn-compare>', HEADS],
 ];
 
 function compare(name, png) {

@@ -19,11 +19,11 @@ export function strongest(row, count = 3, masked = () => false) {
 }
 
 /** “it” (8 of 11) attends most to “cat” 0.62, “it” 0.12 and “mat” 0.08. */
-export function describeRow(tokens, query, row, masked) {
+export function describeRow(tokens, query, row, masked, keyTokens = tokens) {
   const top = strongest(row, 3, masked);
   const head = `${quote(tokens[query])} (token ${query + 1} of ${tokens.length})`;
   if (top.length === 0 || top[0].value === 0) return `${head} attends to no token: every key is masked.`;
-  const parts = top.map(({ index, value }) => `${quote(tokens[index])} ${fmt(value)}`);
+  const parts = top.map(({ index, value }) => `${quote(keyTokens[index])} ${fmt(value)}`);
   const list = parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0];
   return `${head} attends most to ${list}.`;
 }

@@ -67,6 +67,20 @@ export interface AttnState {
   scale: Scale;
   temperature: number;
   mask: Mask;
+  /** Tokens left out of the picture: texts and indices (see "Hiding tokens" in the README). */
+  hide: ReadonlyArray<string | number>;
+  /** Whether the weights left after hiding are renormalised (each row sums to 1 again). */
+  renormalize: boolean;
+}
+
+/** What `hide` removed (on every figure's result). */
+export interface AttnHidden {
+  /** Tokens hidden (for cross-attention: hidden queries plus hidden keys). */
+  count: number;
+  /** Original indices of the hidden queries and keys. */
+  queries: number[];
+  keys: number[];
+  renormalized: boolean;
 }
 
 export interface AttnChangeDetail<K extends keyof AttnState = keyof AttnState> {
@@ -96,6 +110,10 @@ export interface AttnResult {
   weights: Float32Array[] | Float32Array;
   /** scale / temperature as used by the softmax; null for precomputed weights. */
   scale: number | null;
+  /** What `hide` removed (count 0 when nothing). */
+  hidden?: AttnHidden;
+  /** For each remaining row and column, its index in the data as given (when tokens are hidden). */
+  kept?: { queries: number[]; keys: number[] };
 }
 
 export interface AttnElementEventMap extends Omit<HTMLElementEventMap, 'error' | 'change'> {
@@ -117,6 +135,11 @@ export declare class AttnElement extends HTMLElement {
   scale: Scale;
   temperature: number;
   mask: Mask;
+  /** Tokens to leave out: texts and/or indices; a string is parsed like the attribute ("[CLS] [SEP]", "0 5", or a JSON list). */
+  get hide(): ReadonlyArray<string | number>;
+  set hide(value: ReadonlyArray<string | number> | string | null);
+  /** Renormalise each row over the tokens left after hiding (default false). */
+  renormalize: boolean;
   /** All of the state at once. */
   readonly state: AttnState;
   /** Resolves once everything asked so far is drawn: true, or false in the error state. */
@@ -133,10 +156,15 @@ export declare class AttnElement extends HTMLElement {
   readonly effectiveScale: number | null;
   /** Whether cell (query i, key j) is masked out. */
   isMasked(i: number, j: number): boolean;
-  /** The figure as a standalone SVG document. */
-  toSVG(): string;
+  /** The figure as a standalone SVG document; `width`: the size it shows at (it scales). */
+  toSVG(options?: { width?: number }): string;
   /** The figure as a PNG (rasterised from the SVG; pixelRatio default 2). */
   toPNG(options?: { pixelRatio?: number }): Promise<Blob>;
+  /**
+   * The figure as one self-contained HTML file (engine, wasm, elements, data and the current
+   * state inlined; no request at all): opens offline from file:// or any static host, interactive.
+   */
+  toHTML(options?: StandaloneOptions): Promise<string>;
   /** Redraw, e.g. after changing --attn-* custom properties from script. */
   redraw(): void;
   addEventListener<K extends keyof AttnElementEventMap>(type: K, listener: (this: this, ev: AttnElementEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
@@ -146,3 +174,11 @@ export declare class AttnElement extends HTMLElement {
 /** The engine every figure on the page shares (loaded on first use). */
 export declare function loadEngine(): Promise<Lens>;
 export declare const STEPS: readonly Step[];
+
+/** Options of `toHTML()`. */
+export interface StandaloneOptions {
+  /** Force a theme; default: the figure's `theme` attribute, else the reader's colour scheme. */
+  theme?: 'light' | 'dark';
+  /** The document's <title> (default "attnlens: <element name>"). */
+  title?: string;
+}

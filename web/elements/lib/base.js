@@ -4,13 +4,15 @@
 // layer/head pickers and the SVG/PNG export. Subclasses implement setup(), render() and svg().
 import { init } from '../../attnlens.js';
 import { announce } from './a11y.js';
-import { computeWeights, headMatrix, isMasked, runModel } from './compute.js';
+import { BufferPool } from './buffers.js';
+import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
-import { download, svgToPNG } from './export.js';
+import { downloadFigure, svgToPNG } from './export.js';
+import { applyFilter, hiddenNote } from './filter.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
-import { DEFAULTS, STATE, STEPS } from './state.js';
+import { DEFAULTS, HEAD_AGGREGATES, LAYER_AGGREGATES, STATE, STEPS } from './state.js';
 import { readTheme, watchColorScheme } from './theme.js';
 
 export { STEPS };
@@ -27,10 +29,14 @@ const LOAD = 2, COMPUTE = 1, VIEW = 0, NOTHING = -1;
 export class AttnElement extends HTMLElementBase {
   /** The most tokens this figure shows. */
   static maxTokens = MAX_TOKENS;
+  /** The most tokens with precomputed weights, when more than maxTokens (the heatmap: 8192). */
+  static maxPrecomputedTokens = null;
   /** Per-figure state defaults (e.g. the heatmap starts with no pinned row: query −1). */
   static defaults = {};
   /** Whether the toolbar offers layer/head pickers when the data has several. */
   static pickers = true;
+  /** Whether head may be 'mean'/'max' and layer 'rollout' (the pickers then offer them). */
+  static aggregates = true;
   /** States whose change means computing again, beyond scale/temperature/mask. */
   static recomputeOn = [];
 
@@ -42,6 +48,7 @@ export class AttnElement extends HTMLElementBase {
   #queryText = null;     // query given as a token's text, resolved when the tokens are known
   #dataProperty;         // what was assigned to .data (undefined: read the source from the DOM)
   #data = null;          // checked data
+  #raw = null;           // the data as read (for toHTML)
   #result = null;        // computed attention
   #error = null;
   #lens = null;
@@ -53,6 +60,7 @@ export class AttnElement extends HTMLElementBase {
   #theme = null;
   #cleanup = [];
   #width = 0;
+  #buffers = new BufferPool();  // result arrays reused by every recomputation (compute())
 
   constructor() {
     super();
@@ -61,17 +69,18 @@ export class AttnElement extends HTMLElementBase {
     this.controls = h('span', { class: 'controls' });
     this.layerPicker = h('select', { 'aria-label': 'Layer' });
     this.headPicker = h('select', { 'aria-label': 'Head' });
-    this.layerPicker.addEventListener('change', () => this.#userSet('layer', Number(this.layerPicker.value)));
-    this.headPicker.addEventListener('change', () => this.#userSet('head', Number(this.headPicker.value)));
+    this.layerPicker.addEventListener('change', () => this.#userSet('layer', STATE.layer.parse(this.layerPicker.value)));
+    this.headPicker.addEventListener('change', () => this.#userSet('head', STATE.head.parse(this.headPicker.value)));
     this.layerLabel = h('label', { hidden: true }, 'Layer', this.layerPicker);
     this.headLabel = h('label', { hidden: true }, 'Head', this.headPicker);
     const exportButton = (kind) => h('button', {
       type: 'button', class: `export-${kind}`, 'aria-label': `Download the figure as ${kind.toUpperCase()}`,
       onclick: () => this.#download(kind),
     }, kind.toUpperCase());
+    this.hiddenNote = h('span', { class: 'hidden-note', part: 'hidden-note', hidden: true });
     this.toolbar = h('div', { class: 'toolbar', part: 'toolbar' },
-      this.controls, this.layerLabel, this.headLabel, h('span', { class: 'spacer' }),
-      exportButton('svg'), exportButton('png'));
+      this.controls, this.layerLabel, this.headLabel, this.hiddenNote, h('span', { class: 'spacer' }),
+      h('span', { class: 'exports' }, exportButton('svg'), exportButton('png'), exportButton('html')));
     this.statusBox = h('div', { class: 'status', role: 'status' }, 'Loading…');
     this.errorBox = h('div', { class: 'error', role: 'alert', part: 'error', hidden: true });
     this.body = h('div', { class: 'body', part: 'body', hidden: true });
@@ -148,10 +157,13 @@ export class AttnElement extends HTMLElementBase {
   /** The computed result (see compute.js): tokens, n, weights per layer, masks, scale… */
   get result() { return this.#result; }
 
-  /** The current layer and head's n×n weights (rows = queries), or null. */
+  /**
+   * The current layer and head's nQ×nK weights (rows = queries), or null: with head 'mean'/'max'
+   * the element-wise mean/max over the layer's heads, with layer 'rollout' the attention rollout.
+   */
   get weights() {
     const r = this.#result;
-    return r?.weights ? headMatrix(r, this.layer, this.head) : null;
+    return r?.weights ? selectedMatrix(this.#lens, r, this.layer, this.head) : null;
   }
 
   /** Whether cell (query i, key j) is masked out in the current picture. */
@@ -195,6 +207,7 @@ export class AttnElement extends HTMLElementBase {
   #clamp(name, value) {
     const r = this.#result;
     if (!r) return value;
+    if (typeof value === 'string' && (name === 'layer' || name === 'head')) return value;  // an aggregate
     if (name === 'layer') return Math.min(value, r.layers - 1);
     if (name === 'head') return Math.min(value, r.heads - 1);
     if (name === 'query') return Math.max(this.constructor.defaults.query === -1 ? -1 : 0, Math.min(value, r.n - 1));
@@ -232,16 +245,17 @@ export class AttnElement extends HTMLElementBase {
     const after = this.#get(name);
     if (reflect) {
       this.#reflecting = true;
-      if (value === undefined) this.removeAttribute(name);
-      else this.setAttribute(name, String(after));
+      const text = value === undefined ? null : STATE[name].format ? STATE[name].format(after) : String(after);
+      if (text === null) this.removeAttribute(name);
+      else this.setAttribute(name, text);
       this.#reflecting = false;
     }
-    if (before === after) return;
+    if (before === after || (STATE[name].format && STATE[name].format(before) === STATE[name].format(after))) return;
     const recompute = STATE[name].recompute || this.constructor.recomputeOn.includes(name);
     if (this.#result) {
       if (recompute) this.#request(COMPUTE);
       else this.stateChanged(name, after, before) === false || this.#request(VIEW);
-    }
+    } else if (recompute && this.#data) this.#request(COMPUTE);  // e.g. out of an error a bad `hide` caused
     if (this.#connected)
       this.dispatchEvent(new CustomEvent('change', { bubbles: true, detail: { name, value: after, user } }));
   }
@@ -260,7 +274,13 @@ export class AttnElement extends HTMLElementBase {
 
   #request(level) {
     this.#need = Math.max(this.#need, level);
-    this.#loop ??= this.#run().finally(() => { this.#loop = null; });
+    this.#loop ??= this.#run().finally(() => {
+      this.#loop = null;
+      // Asked for after #run's last look at #need but before this callback (e.g. by a `render`
+      // listener's continuation): without a new run it would be dropped, updateComplete resolving
+      // with nothing drawn and no `render` event.
+      if (this.#need !== NOTHING) this.#request(NOTHING);
+    });
   }
 
   async #run() {
@@ -272,18 +292,26 @@ export class AttnElement extends HTMLElementBase {
       try {
         if (level >= LOAD && !(await this.#load())) continue;
         if (!this.#data) continue;
+        if (isAggregate(this.layer, this.head) && !this.constructor.aggregates)
+          throw new RangeError(`${this.localName} shows one head at a time: layer and head must be indices ` +
+            `(got layer ${JSON.stringify(this.layer)}, head ${JSON.stringify(this.head)})`);
         if (level >= COMPUTE) {
           if (this.#data.kind !== 'attention') this.#lens ??= await loadEngine();
           if (this.#need >= LOAD) continue;
-          this.#result = this.compute(this.#lens, this.#data, this.state);
+          this.#result = applyFilter(this.compute(this.#lens, this.#data, this.state), this.state);
           for (const name of ['layer', 'head', 'query']) if (name in this.#state) this.#state[name] = this.#clamp(name, this.#state[name]);
           this.#resolveQuery();
         }
         if (!this.#result) continue;
+        if (isAggregate(this.layer, this.head) && !this.#lens) {
+          this.#lens = await loadEngine();  // precomputed weights: the engine aggregates
+          if (this.#need >= COMPUTE) continue;
+        }
         this.#showBody();
         this.#width = this.body.clientWidth;
         this.#renderPickers();
         this.render(this.#result);
+        this.#showHidden();
         this.dispatchEvent(new Event('render'));
       } catch (error) {
         if (error?.name === 'AbortError') continue;
@@ -299,23 +327,36 @@ export class AttnElement extends HTMLElementBase {
     const abort = (this.#abort = new AbortController());
     this.#data = null;
     this.#result = null;
+    this.#buffers.clear();
     this.#status('Loading…');
-    const raw = await readSource(this, this.#dataProperty, abort.signal);
+    const raw = await this.readData(this.#dataProperty, abort.signal);
     if (abort.signal.aborted || this.#need >= LOAD) return false;
     if (raw === null || raw === undefined) {
       this.#status('No data yet: give tokens with Q, K, V, or precomputed attention.');
       return false;
     }
-    const maxTokens = this.constructor.maxTokens;
-    let data = parseData(raw, { maxTokens });
-    if (data.kind === 'model') {
-      this.#lens ??= await loadEngine();
-      data = await runModel(this.#lens, data, (tokens) => parseTokens(tokens, maxTokens));
-    }
+    const data = await this.checkData(raw);
     if (abort.signal.aborted || this.#need >= LOAD) return false;
     this.#data = data;
     this.#need = Math.max(this.#need, COMPUTE);
     return true;
+  }
+
+  /** For subclasses: the raw data (the property, or src, a child JSON script, model, attributes). */
+  readData(property, signal) {
+    return readSource(this, property, signal);
+  }
+
+  /** For subclasses: raw data → checked data (a model named by the data is run here). */
+  async checkData(raw) {
+    const maxTokens = this.constructor.maxTokens;
+    this.#raw = raw;
+    let data = parseData(raw, { maxTokens, maxPrecomputedTokens: this.constructor.maxPrecomputedTokens ?? maxTokens });
+    if (data.kind === 'model') {
+      this.#lens ??= await loadEngine();
+      data = await runModel(this.#lens, data, (tokens) => parseTokens(tokens, maxTokens));
+    }
+    return data;
   }
 
   #status(text) {
@@ -354,29 +395,46 @@ export class AttnElement extends HTMLElementBase {
 
   #renderPickers() {
     const r = this.#result;
-    const fill = (select, label, count, value, name) => {
+    const aggregates = this.constructor.aggregates;
+    const fill = (select, label, count, value, name, extra) => {
       const show = this.constructor.pickers && count > 1;
       label.hidden = !show;
       if (!show) return;
-      if (select.options.length !== count)
-        select.replaceChildren(...Array.from({ length: count }, (_, i) => h('option', { value: i }, `${name} ${i + 1}`)));
+      const key = `${count}/${extra}`;
+      if (select.dataset.options !== key) {
+        select.dataset.options = key;
+        select.replaceChildren(...Array.from({ length: count }, (_, i) => h('option', { value: i }, `${name} ${i + 1}`)),
+          ...extra.map((word) => h('option', { value: word }, word[0].toUpperCase() + word.slice(1))));
+      }
       select.value = String(value);
     };
-    fill(this.layerPicker, this.layerLabel, r.layers, this.layer, 'Layer');
-    fill(this.headPicker, this.headLabel, r.heads, this.head, 'Head');
+    // Rollout multiplies n×n layers: self-attention only.
+    const layerExtra = aggregates && r.layers > 1 && (r.nK ?? r.n) === r.n ? LAYER_AGGREGATES : [];
+    fill(this.layerPicker, this.layerLabel, r.layers, this.layer, 'Layer', layerExtra);
+    fill(this.headPicker, this.headLabel, r.heads, this.head, 'Head', aggregates ? HEAD_AGGREGATES : []);
+    // Rollout averages the heads itself: the head picker has no say.
+    this.headPicker.disabled = this.layer === 'rollout';
   }
 
-  /** Tells screen readers (polite live region). */
+  /** Tells screen readers (polite live region), with how many tokens are hidden. */
   say(text) {
-    announce(this.live, text);
+    const note = hiddenNote(this.#result?.hidden);
+    announce(this.live, note ? `${text} (${note}.)` : text);
+  }
+
+  // "2 tokens hidden" in the toolbar when `hide` removed some (filter.js).
+  #showHidden() {
+    const note = hiddenNote(this.#result?.hidden);
+    this.hiddenNote.textContent = note;
+    this.hiddenNote.hidden = !note;
   }
 
   // ——— export ———
 
-  /** The current figure as a standalone SVG document (a string). */
-  toSVG() {
+  /** The current figure as a standalone SVG document (a string); `width`: the size it shows at. */
+  toSVG(options) {
     if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
-    return this.svg(this.#result, readTheme(this));
+    return this.svg(this.#result, readTheme(this), options);
   }
 
   /** The current figure as a PNG image (rasterised from the SVG). */
@@ -384,13 +442,30 @@ export class AttnElement extends HTMLElementBase {
     return svgToPNG(this.toSVG(), options);
   }
 
-  async #download(kind) {
-    try {
-      const blob = kind === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' }) : await this.toPNG();
-      download(blob, `${this.localName}.${kind}`);
-    } catch (error) {
-      this.#reportError(error);
-    }
+  /**
+   * The figure as one self-contained HTML file (a string): engine, elements, data and the current
+   * state inlined; opens offline from file:// and stays interactive. `theme`: 'light' or 'dark'
+   * to force one (default: the figure's theme attribute, else the reader's colour scheme).
+   */
+  async toHTML({ theme = this.getAttribute('theme') ?? undefined, title } = {}) {
+    if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
+    // Loaded on first use: most pages never export a standalone file.
+    const [{ exportableData, standaloneHTML, stateAttributes }, { singleBundle }] = await Promise.all([import('./standalone.js'), import('./bundle.js')]);
+    // The data goes in as the JSON child, which wins over data attributes (source.js); `src` and
+    // `model` would win over it. Data read from attributes is not written twice.
+    const fromAttributes = this.#dataProperty === undefined && !['src', 'model'].some((a) => this.hasAttribute(a))
+      && !this.querySelector(':scope > script[type="application/json"]');
+    const skip = new Set([...(fromAttributes ? SOURCE_ATTRIBUTES : ['src', 'model', 'text']), ...Object.keys(STATE), 'theme', 'style']);
+    const attributes = [...stateAttributes(this.state),
+      ...[...this.attributes].filter((a) => !skip.has(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
+    return standaloneHTML({
+      tag: this.localName, attributes, data: exportableData(this.#raw, this.#data), bundle: await singleBundle(),
+      theme: theme === 'light' || theme === 'dark' ? theme : undefined, title,
+    });
+  }
+
+  #download(kind) {
+    return downloadFigure(this, kind);
   }
 
   // ——— for subclasses ———
@@ -400,7 +475,7 @@ export class AttnElement extends HTMLElementBase {
   setup() {}
   /** Computes what the figure draws (default: weights for every layer/head). */
   compute(lens, data, state) {
-    return computeWeights(lens, data, state);
+    return computeWeights(lens, data, state, this.#buffers);
   }
   /** Draws `result` with the current state. */
   render() {}

@@ -3,6 +3,7 @@
 // temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
 // over the kept keys), since there are no scores to recompute.
 import { paddingGuess } from './data.js';
+import { tokenLabel } from './tokens.js';
 
 /** 'auto' → 1/√d, 'none' → 1, or the number itself; divided by the temperature. */
 export function effectiveScale(scale, temperature, d) {
@@ -13,7 +14,7 @@ export function effectiveScale(scale, temperature, d) {
 /** The masks to apply: { causal, keyMask } from the mask state ('none', 'causal', 'padding', 'causal padding'). */
 export function masksFor(data, mask) {
   const words = new Set(mask.split(' '));
-  const keyMask = words.has('padding') ? data.keyMask ?? paddingGuess(data.tokens) : null;
+  const keyMask = words.has('padding') ? data.keyMask ?? paddingGuess(data.keyTokens ?? data.tokens) : null;
   return { causal: words.has('causal'), keyMask };
 }
 
@@ -22,21 +23,26 @@ export function isMasked(masks, i, j) {
   return (masks.causal && j > i) || (masks.keyMask !== null && masks.keyMask[j] === 0);
 }
 
-/** Masked cells of an n×n matrix as 1s (for drawing), or null when nothing is masked. */
-export function maskMatrix(masks, n) {
+/** Masked cells of an nQ×nK matrix as 1s (for drawing), or null when nothing is masked. */
+export function maskMatrix(masks, nQ, nK = nQ) {
   if (!masks.causal && !masks.keyMask) return null;
-  const out = new Uint8Array(n * n);
-  for (let i = 0; i < n; i++)
-    for (let j = 0; j < n; j++) out[i * n + j] = isMasked(masks, i, j) ? 1 : 0;
+  const out = new Uint8Array(nQ * nK);
+  // Row by row (= isMasked for every cell, ~10× faster at n = 512): the key mask, then causal.
+  for (let i = 0; i < nQ; i++) {
+    const row = out.subarray(i * nK, (i + 1) * nK);
+    if (masks.keyMask) for (let j = 0; j < nK; j++) row[j] = masks.keyMask[j] === 0 ? 1 : 0;
+    if (masks.causal) row.fill(1, i + 1);
+  }
   return out;
 }
 
-function reweight(weights, n, heads, temperature, masks) {
+// `target()`: where to write (a pool's array of weights.length), by default a fresh array.
+function reweight(weights, nQ, nK, heads, temperature, masks, target = () => new Float32Array(weights.length)) {
   if (temperature === 1 && !masks.causal && !masks.keyMask) return weights;
-  const out = new Float32Array(weights.length);
-  const power = 1 / temperature;
-  for (let r = 0; r < heads * n; r++) {
-    const i = r % n, row = r * n;
+  const out = target();
+  const power = 1 / temperature, n = nK;
+  for (let r = 0; r < heads * nQ; r++) {
+    const i = r % nQ, row = r * n;
     let sum = 0;
     for (let j = 0; j < n; j++) {
       const w = weights[row + j];
@@ -50,23 +56,28 @@ function reweight(weights, n, heads, temperature, masks) {
 }
 
 /**
- * Attention weights for every layer and head: { tokens, n, layers, heads, weights: [layer]
- * Float32Array[heads·n·n], masks, scale (the effective factor, or null for precomputed weights),
- * d (the per-head width, or null) }. `state` = { scale, temperature, mask }.
+ * Attention weights for every layer and head: { tokens, n (= nQ), nQ, nK, queryTokens,
+ * keyTokens (= tokens for self-attention), layers, heads, weights: [layer]
+ * Float32Array[heads·nQ·nK], masks, scale (the effective factor, or null for precomputed weights),
+ * d (the per-head width, or null) }. `state` = { scale, temperature, mask }. With a `pool`
+ * (buffers.js), the weights are written into its reused arrays: the engine computes them
+ * weights-only (no A·V) straight into them.
  */
-export function computeWeights(lens, data, state) {
+export function computeWeights(lens, data, state, pool = null) {
   const { n } = data;
+  const nK = data.nK ?? n, keyTokens = data.keyTokens ?? data.tokens;
   const masks = masksFor(data, state.mask);
-  const base = { tokens: data.tokens, n, masks, kind: data.kind };
+  const base = { tokens: data.tokens, n, nQ: n, nK, queryTokens: data.tokens, keyTokens, masks, kind: data.kind };
+  const into = (layer) => (pool ? { weights: pool.take(`weights/${layer}`, data.heads * n * nK) } : undefined);
   if (data.kind === 'attention') {
     return { ...base, layers: data.layers, heads: data.heads, scale: null, d: null,
-      weights: data.weights.map((w) => reweight(w, n, data.heads, state.temperature, masks)) };
+      weights: data.weights.map((w, l) => reweight(w, n, nK, data.heads, state.temperature, masks, pool ? () => into(l).weights : undefined)) };
   }
   if (data.kind === 'vectors') {
     const scale = effectiveScale(state.scale, state.temperature, data.dK);
     const { weights } = lens.attention(data.q, data.k, data.v, {
       dK: data.dK, dV: data.dV, heads: data.heads, causal: masks.causal, scale,
-      keyMask: masks.keyMask,
+      keyMask: masks.keyMask, output: false, into: into(0),
     });
     return { ...base, layers: 1, heads: data.heads, scale, d: data.dK, weights: [weights] };
   }
@@ -74,17 +85,49 @@ export function computeWeights(lens, data, state) {
   const d = data.dModel / data.heads;
   const scale = effectiveScale(state.scale, state.temperature, d);
   const { weights } = lens.multiHead(data.x, {
-    dModel: data.dModel, heads: data.heads, wQ: data.wQ, wK: data.wK, wV: data.wV, wO: data.wO,
+    ...(data.xKV ? { xKV: data.xKV } : {}), dModel: data.dModel, heads: data.heads, wQ: data.wQ, wK: data.wK, wV: data.wV, wO: data.wO,
     bQ: data.bQ, bK: data.bK, bV: data.bV, bO: data.bO, causal: masks.causal, scale,
-    keyMask: masks.keyMask,
+    keyMask: masks.keyMask, output: false, into: into(0),
   });
   return { ...base, layers: 1, heads: data.heads, scale, d, weights: [weights] };
 }
 
-/** One head's n×n matrix (a view, not a copy). */
+/** One head's nQ×nK matrix (a view, not a copy). */
 export function headMatrix(result, layer, head) {
-  const nn = result.n * result.n;
+  const nn = result.n * (result.nK ?? result.n);
   return result.weights[layer].subarray(head * nn, (head + 1) * nn);
+}
+
+// Aggregates computed for a result, kept while it lives: `${layer}/${head}` → Float32Array.
+const aggregates = new WeakMap();
+
+/** Whether (layer, head) names an aggregate, which the engine computes. */
+export const isAggregate = (layer, head) => typeof layer === 'string' || typeof head === 'string';
+
+/**
+ * The nQ×nK matrix a figure shows for `layer` (index or 'rollout') and `head` (index, 'mean' or
+ * 'max'): one head's weights, or the element-wise mean/max over the layer's heads
+ * (lens.aggregate), or attention rollout over every layer (lens.rollout; heads ignored). Rollout
+ * needs self-attention (nQ = nK).
+ */
+export function selectedMatrix(lens, result, layer, head) {
+  if (!isAggregate(layer, head)) return headMatrix(result, layer, head);
+  if (!lens) throw new Error('aggregating heads or layers needs the engine, which is not loaded');
+  const nK = result.nK ?? result.n;
+  const key = layer === 'rollout' ? 'rollout' : `${layer}/${head}`;
+  let cache = aggregates.get(result);
+  if (!cache) aggregates.set(result, (cache = new Map()));
+  let matrix = cache.get(key);
+  if (matrix) return matrix;
+  if (layer === 'rollout') {
+    if (nK !== result.n)
+      throw new RangeError(`layer="rollout" needs self-attention: these weights are ${result.n}×${nK} (queries × keys)`);
+    matrix = lens.rollout(result.weights, { heads: result.heads, n: result.n });
+  } else {
+    matrix = lens.aggregate(result.weights[layer], { heads: result.heads, nQ: result.n, nK, mode: head });
+  }
+  cache.set(key, matrix);
+  return matrix;
 }
 
 // y[n, out] = x[n, in]·w[in, out] + b, columns `from`…`from + width` of the output only.
@@ -153,7 +196,8 @@ export function computeSteps(lens, data, state, head) {
 
 /**
  * A model run by the model add-on (`lens.loadModel`, web/model/): `model` is "use-lite" (the
- * model shipped next to the engine) or the same-site URL of a model file. The add-on returns
+ * model shipped next to the engine), "stories260K" (the bundled causal LM: its attention is
+ * causal, BOS shows as <s>) or the same-site URL of a model file. The add-on returns
  * { tokens, layers: [{ heads, attention: Float32Array[heads·n·n] }] }; this turns it into
  * precomputed-attention data. The only place that knows the add-on's shape.
  */
@@ -162,11 +206,12 @@ export async function runModel(lens, { model, text }, parseTokens) {
     throw new Error(`model="${model}" needs the attnlens model add-on, which is not part of this build`);
   const loaded = await lens.loadModel(model === 'use-lite' ? undefined : model);
   const run = await loaded.run(text);
-  // SentencePiece marks a word start with ▁; show the word itself.
-  const tokens = parseTokens(run.tokens.map((t) => (t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
+  // SentencePiece marks a word start with ▁ (or a space, for stories260K); show the word itself.
+  const causal = loaded.kind === 'causal-lm';
+  const tokens = parseTokens(run.tokens.map((t) => (causal ? tokenLabel(t) : t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
   const heads = run.layers[0]?.heads ?? 0;
   return Object.freeze({
-    kind: 'attention', tokens, n: tokens.length, keyMask: null, causal: false,
+    kind: 'attention', tokens, n: tokens.length, keyMask: null, causal,
     layers: run.layers.length, heads, weights: run.layers.map((layer) => layer.attention),
   });
 }

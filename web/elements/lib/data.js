@@ -6,6 +6,8 @@
 // message names the field, so the element can show it as it is.
 
 export const MAX_TOKENS = 4096;
+/** Precomputed weights need no engine work: figures that can draw them may allow this many. */
+export const MAX_PRECOMPUTED_TOKENS = 8192;
 
 export class DataError extends Error {
   constructor(message) {
@@ -50,6 +52,7 @@ export function parseTokens(value, maxTokens = MAX_TOKENS) {
  * The nesting must be rectangular; errors name the first bad entry, e.g. `Q[3][1]`.
  */
 export function tensor(name, value, maxValues = 64 * 2 ** 20) {
+  if (value instanceof Float32Array || value instanceof Float64Array) return flatTensor(name, value, maxValues);
   if (ArrayBuffer.isView(value) && !(value instanceof DataView)) value = Array.from(value);
   if (!Array.isArray(value)) fail(`${name} must be a list of numbers (got ${describe(value)})`);
   const shape = [];
@@ -77,12 +80,23 @@ export function tensor(name, value, maxValues = 64 * 2 ** 20) {
   return { shape, values };
 }
 
+// A flat typed array (e.g. 8192² weights from script): copied as float32 without a detour through
+// a JS array, checked for finiteness.
+function flatTensor(name, value, maxValues) {
+  if (value.length === 0) fail(`${name} is an empty list`);
+  if (value.length > maxValues) fail(`${name} has ${value.length} numbers, more than a figure can take`);
+  const values = Float32Array.from(value);
+  for (let i = 0; i < values.length; i++)
+    if (!Number.isFinite(values[i])) fail(`${name}[${i}] must be a finite number (got ${describe(values[i])})`);
+  return { shape: [values.length], values };
+}
+
 /**
  * Q, K or V as the engine lays it out, [heads, n, d] flat. Accepted: [n][d] (one head, or
  * heads·d columns split per head as after a linear layer), [heads][n][d], or flat in engine
  * order with `d` given.
  */
-function headVectors(name, value, n, heads, d, flatWidth = d) {
+function headVectors(name, value, n, heads, d, flatWidth = d, what = 'tokens') {
   const { shape, values } = tensor(name, value);
   if (shape.length === 1) {
     d ??= flatWidth;
@@ -93,12 +107,12 @@ function headVectors(name, value, n, heads, d, flatWidth = d) {
   }
   if (shape.length === 3) {
     if (shape[0] !== heads) fail(`${name} has ${shape[0]} heads but heads is ${heads}`);
-    if (shape[1] !== n) fail(`${name} has ${shape[1]} rows per head but there are ${n} tokens`);
+    if (shape[1] !== n) fail(`${name} has ${shape[1]} rows per head but there are ${n} ${what}`);
     if (d && shape[2] !== d) fail(`${name} rows have ${shape[2]} numbers but the width is ${d}`);
     return { values, d: shape[2] };
   }
   if (shape.length !== 2) fail(`${name} must be [tokens][width] or [heads][tokens][width] (got ${shape.length} levels)`);
-  if (shape[0] !== n) fail(`${name} has ${shape[0]} rows but there are ${n} tokens`);
+  if (shape[0] !== n) fail(`${name} has ${shape[0]} rows but there are ${n} ${what}`);
   if (shape[1] % heads !== 0) fail(`${name} rows have ${shape[1]} numbers, not a multiple of heads (${heads})`);
   const width = shape[1] / heads;
   if (d && width !== d) fail(`${name} rows have ${shape[1]} numbers; heads·width is ${heads}·${d} = ${heads * d}`);
@@ -120,7 +134,7 @@ function positiveInt(name, value, fallback) {
 function keyMaskOf(raw, n) {
   if (raw === undefined || raw === null) return null;
   const { shape, values } = tensor('keyMask', raw);
-  if (shape.length !== 1 || shape[0] !== n) fail(`keyMask must list one 1 (keep) or 0 (padding) per token (${n})`);
+  if (shape.length !== 1 || shape[0] !== n) fail(`keyMask must list one 1 (keep) or 0 (padding) per key token (${n})`);
   const mask = new Uint8Array(n);
   values.forEach((x, i) => {
     if (x !== 0 && x !== 1) fail(`keyMask[${i}] must be 1 (keep) or 0 (padding), got ${x}`);
@@ -129,27 +143,28 @@ function keyMaskOf(raw, n) {
   return mask;
 }
 
-function attentionOf(raw, n, headsGiven) {
+function attentionOf(raw, n, headsGiven, nK = n) {
   let { shape, values } = tensor('attention', raw, 256 * 2 ** 20);
   if (shape.length === 1) {  // flat, row-major [heads·n·n]
     const heads = positiveInt('heads', headsGiven, 1);
-    if (values.length !== heads * n * n)
-      fail(`attention is a flat list of ${values.length} numbers; heads·n·n is ${heads}·${n}·${n} = ${heads * n * n}`);
-    shape = [heads, n, n];
+    if (values.length !== heads * n * nK)
+      fail(`attention is a flat list of ${values.length} numbers; heads·nQ·nK is ${heads}·${n}·${nK} = ${heads * n * nK}`);
+    shape = [heads, n, nK];
   }
   const depth = shape.length;
   if (depth > 4) fail(`attention must be [layers][heads][n][n] (got ${depth} levels)`);
   const [layers, heads] = depth === 4 ? shape : depth === 3 ? [1, shape[0]] : [1, 1];
   const rows = shape[depth - 2], cols = shape[depth - 1];
-  if (rows !== n || cols !== n)
-    fail(`attention matrices are ${rows}×${cols} but there are ${n} tokens (need ${n}×${n})`);
+  if (rows !== n || cols !== nK)
+    fail(nK === n ? `attention matrices are ${rows}×${cols} but there are ${n} tokens (need ${n}×${n})`
+      : `attention matrices are ${rows}×${cols} but there are ${n} query and ${nK} key tokens (need ${n}×${nK})`);
   for (let i = 0; i < values.length; i++)
     if (values[i] < 0 || values[i] > 1 + 1e-4) {
       const at = [];
       for (let r = i, d = depth - 1; d >= 0; d--) { at.unshift(r % shape[d]); r = Math.floor(r / shape[d]); }
       fail(`attention${at.map((x) => `[${x}]`).join('')} is ${values[i]}: weights lie between 0 and 1`);
     }
-  const per = heads * n * n;
+  const per = heads * n * nK;
   return { layers, heads, weights: Array.from({ length: layers }, (_, l) => values.subarray(l * per, (l + 1) * per)) };
 }
 
@@ -157,7 +172,7 @@ function attentionOf(raw, n, headsGiven) {
  * Checks `input` and returns a frozen description of the data. `maxTokens` is the figure's own
  * limit (a pipeline of numbers is readable for fewer tokens than a heatmap).
  */
-export function parseData(input, { maxTokens = MAX_TOKENS } = {}) {
+export function parseData(input, { maxTokens = MAX_TOKENS, maxPrecomputedTokens = maxTokens } = {}) {
   if (input === null || typeof input !== 'object' || Array.isArray(input))
     fail(`data must be an object with tokens (got ${describe(input)})`);
   if (input.model !== undefined) {
@@ -165,14 +180,14 @@ export function parseData(input, { maxTokens = MAX_TOKENS } = {}) {
     if (typeof input.text !== 'string' || !input.text.trim()) fail('text must be the text to run the model on');
     return Object.freeze({ kind: 'model', model: input.model, text: input.text });
   }
-  const tokens = parseTokens(input.tokens, maxTokens);
-  const n = tokens.length;
-  const keyMask = keyMaskOf(input.keyMask ?? input.key_mask, n);
+  const { tokens, keyTokens, cross } = tokensOf(input, input.attention !== undefined ? maxPrecomputedTokens : maxTokens);
+  const n = tokens.length, nK = keyTokens.length;
+  const keyMask = keyMaskOf(input.keyMask ?? input.key_mask, nK);
   if (input.causal !== undefined && typeof input.causal !== 'boolean') fail('causal must be true or false');
-  const common = { tokens, n, keyMask, causal: input.causal === true };
+  const common = { tokens, n, nQ: n, nK, queryTokens: tokens, keyTokens, cross, keyMask, causal: input.causal === true };
 
   if (input.attention !== undefined)
-    return Object.freeze({ kind: 'attention', ...common, ...attentionOf(input.attention, n, input.heads) });
+    return Object.freeze({ kind: 'attention', ...common, ...attentionOf(input.attention, n, input.heads, nK) });
 
   const heads = positiveInt('heads', input.heads, 1);
   const [xName, x] = pick(input, 'X', 'x');
@@ -191,9 +206,17 @@ export function parseData(input, { maxTokens = MAX_TOKENS } = {}) {
         fail(`${name} must be ${size === dModel ? `${dModel} numbers` : `${dModel}×${dModel}`} (got ${values.length} numbers)`);
       return values;
     };
+    const [xKVName, xKVRaw] = pick(input, 'X_KV', 'XKV', 'xKV', 'x_kv');
+    let xKV = null;
+    if (xKVRaw !== undefined) {
+      if (!cross) fail(`${xKVName} (cross-attention) needs keyTokens, one per row`);
+      xKV = tensor(xKVName, xKVRaw).values;
+      if (xKV.length !== nK * dModel)
+        fail(`${xKVName} must have one row of ${dModel} numbers per key token (${nK} keyTokens); got ${xKV.length} numbers`);
+    } else if (cross) fail(`${xName} with keyTokens needs X_KV: the key/value rows (one per key token)`);
     const sq = dModel * dModel;
     const out = {
-      kind: 'projections', ...common, heads, dModel, x: X.values,
+      kind: 'projections', ...common, heads, dModel, x: X.values, xKV,
       wQ: matrix(['W_Q', 'wQ', 'w_q'], sq), wK: matrix(['W_K', 'wK', 'w_k'], sq),
       wV: matrix(['W_V', 'wV', 'w_v'], sq), wO: matrix(['W_O', 'wO', 'w_o'], sq, true),
       bQ: matrix(['b_Q', 'bQ', 'b_q'], dModel, true), bK: matrix(['b_K', 'bK', 'b_k'], dModel, true),
@@ -210,10 +233,33 @@ export function parseData(input, { maxTokens = MAX_TOKENS } = {}) {
     fail('data needs Q, K and V, or X with W_Q, W_K, W_V, or precomputed attention');
   const dKGiven = positiveInt('dK', input.dK ?? input.d_k, undefined);
   const q = headVectors(qName, qRaw, n, heads, dKGiven);
-  const k = headVectors(kName, kRaw, n, heads, q.d);
+  const k = headVectors(kName, kRaw, nK, heads, q.d, q.d, 'key tokens');
   const v = vRaw === undefined ? { values: k.values, d: q.d }  // no V: the keys stand in (weights only)
-    : headVectors(vName, vRaw, n, heads, positiveInt('dV', input.dV ?? input.d_v, undefined), q.d);
+    : headVectors(vName, vRaw, nK, heads, positiveInt('dV', input.dV ?? input.d_v, undefined), q.d, 'key tokens');
   return Object.freeze({ kind: 'vectors', ...common, heads, dK: q.d, dV: v.d, q: q.values, k: k.values, v: v.values });
+}
+
+/**
+ * The query and key tokens: `tokens` (self-attention), or `queryTokens` and `keyTokens`
+ * (cross-attention, e.g. a decoder attending to an encoder; either may be missing: `tokens`
+ * stands in). Each list has at most `maxTokens`.
+ */
+function tokensOf(input, maxTokens) {
+  const queries = input.queryTokens ?? input.query_tokens, keys = input.keyTokens ?? input.key_tokens;
+  if (queries === undefined && keys === undefined) {
+    const tokens = parseTokens(input.tokens, maxTokens);
+    return { tokens, keyTokens: tokens, cross: false };
+  }
+  const named = (name, value) => {
+    try {
+      return parseTokens(value, maxTokens);
+    } catch (error) {
+      throw new DataError(error.message.startsWith('tokens') ? error.message.replace(/^tokens/, name) : `${name}: ${error.message}`);
+    }
+  };
+  const tokens = queries !== undefined ? named('queryTokens', queries) : named('tokens', input.tokens);
+  const keyTokens = keys !== undefined ? named('keyTokens', keys) : tokens;
+  return { tokens, keyTokens, cross: keys !== undefined };
 }
 
 /** Tokens that look like padding ([PAD], <pad>): used when no keyMask is given. */

@@ -51,11 +51,18 @@ export function legendSVG(theme, x, y, { masked = false, hatchId = 'attn-hatch' 
       text({ x: w + 34 + h + 4, y: h, ...font }, 'masked')] : []);
 }
 
-/** A complete standalone SVG document. */
-export function svgDocument({ width, height, title, theme, body }) {
+/**
+ * A complete standalone SVG document, `width`×`height` user units. `displayWidth` (optional)
+ * sets the size it shows at (the height follows; the drawing scales through the viewBox).
+ */
+export function svgDocument({ width, height, title, theme, body, displayWidth }) {
+  const w = Math.ceil(width), hgt = Math.ceil(height);
+  if (displayWidth !== undefined && !(typeof displayWidth === 'number' && Number.isFinite(displayWidth) && displayWidth > 0))
+    throw new RangeError(`width must be a number > 0 (got ${JSON.stringify(displayWidth)})`);
+  const shown = displayWidth === undefined ? [w, hgt] : [displayWidth, (hgt * displayWidth) / w];
   return `<?xml version="1.0" encoding="UTF-8"?>\n${tag('svg', {
-    xmlns: 'http://www.w3.org/2000/svg', width: Math.ceil(width), height: Math.ceil(height),
-    viewBox: `0 0 ${Math.ceil(width)} ${Math.ceil(height)}`, role: 'img',
+    xmlns: 'http://www.w3.org/2000/svg', width: shown[0], height: shown[1],
+    viewBox: `0 0 ${w} ${hgt}`, role: 'img',
     'font-family': 'system-ui, -apple-system, Segoe UI, sans-serif',
   }, tag('title', {}, esc(title)), tag('rect', { width: '100%', height: '100%', fill: css(theme.bg) }), body)}`;
 }
@@ -78,7 +85,10 @@ export async function svgToPNG(svg, { pixelRatio = 2 } = {}) {
   }
 }
 
-/** A canvas as a data: URL to embed in an SVG <image>. */
+/**
+ * A canvas as a data: URL to embed in an SVG <image>, for figures that export their own canvas
+ * (attn-generate); the matrix figures use svg/matrix-image.js, which needs no DOM.
+ */
 export const canvasDataURL = (canvas) => canvas.toDataURL('image/png');
 
 /** Saves a Blob under `filename` through a temporary blob: link. */
@@ -89,4 +99,15 @@ export function download(blob, filename) {
   a.download = filename;
   a.click();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** Saves a figure's toSVG() or toPNG() as `<tag name>.svg|png`; a failure becomes its `error` event. */
+export async function downloadFigure(figure, kind) {
+  try {
+    const blob = kind === 'svg' ? new Blob([figure.toSVG()], { type: 'image/svg+xml' })
+      : kind === 'html' ? new Blob([await figure.toHTML()], { type: 'text/html' }) : await figure.toPNG();
+    download(blob, `${figure.localName}.${kind}`);
+  } catch (error) {
+    figure.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message: error.message, error } }));
+  }
 }

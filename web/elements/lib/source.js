@@ -28,7 +28,7 @@ function jsonScript(script, where) {
   return parseJSON(script.textContent, where);
 }
 
-async function fetchSource(src, element, signal) {
+export async function fetchSource(src, element, signal) {
   if (src.startsWith('#')) {
     const root = element.getRootNode();
     const id = src.slice(1);
@@ -52,7 +52,7 @@ function fromAttributes(element) {
   const out = {};
   for (const [attr, key] of Object.entries(DATA_ATTRIBUTES)) {
     const value = element.getAttribute(attr);
-    if (value === null) continue;
+    if (value === null || element.constructor.ownAttributes?.includes(attr)) continue;  // e.g. <attn-lines heads="0 2">
     const trimmed = value.trim();
     out[key] = attr === 'tokens' && !trimmed.startsWith('[') ? trimmed
       : attr === 'd-k' || attr === 'heads' ? Number(trimmed)

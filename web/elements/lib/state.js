@@ -1,6 +1,8 @@
 // The figures' state: layer, head, query, step, scale, temperature, mask. Each has a parser
 // (attribute text or property value → value, RangeError when invalid) and says whether a change
-// means computing again (otherwise only the view is redrawn).
+// means computing again (otherwise only the view is redrawn). `format` (optional) turns a value
+// back into attribute text (null: remove the attribute).
+import { formatHide, parseHide } from './filter.js';
 
 export const STEPS = ['scores', 'scale', 'mask', 'softmax', 'weights', 'output'];
 const MASKS = ['none', 'causal', 'padding', 'causal padding'];
@@ -11,9 +13,24 @@ function index(name, value) {
   return n;
 }
 
+// Aggregates a figure can show instead of one layer or head (compute.js selectedMatrix).
+export const HEAD_AGGREGATES = ['mean', 'max'];
+export const LAYER_AGGREGATES = ['rollout'];
+
+// An index, or one of the named aggregates (case and spaces ignored).
+function indexOr(name, value, named) {
+  const word = typeof value === 'string' ? value.trim().toLowerCase() : null;
+  if (named.includes(word)) return word;
+  try {
+    return index(name, value);
+  } catch {
+    throw new RangeError(`${name} must be a whole number ≥ 0 or ${named.map((w) => `"${w}"`).join(' or ')} (got ${JSON.stringify(value)})`);
+  }
+}
+
 export const STATE = {
-  layer: { parse: (v) => index('layer', v) },
-  head: { parse: (v) => index('head', v) },
+  layer: { parse: (v) => indexOr('layer', v, LAYER_AGGREGATES) },
+  head: { parse: (v) => indexOr('head', v, HEAD_AGGREGATES) },
   query: {
     parse(v) {
       if (v === null || v === 'none' || v === -1 || v === '-1' || v === '') return -1;
@@ -61,4 +78,13 @@ export const STATE = {
     },
   },
 };
+// Token hiding (filter.js): which tokens to leave out, and whether the kept weights are renormalised.
+STATE.hide = { recompute: true, parse: parseHide, format: formatHide };
+STATE.renormalize = {
+  recompute: true,
+  parse: (v) => v !== false && v !== 'false',
+  format: (v) => (v ? '' : null),
+};
+
 export const DEFAULTS = { layer: 0, head: 0, query: 0, step: 'weights', scale: 'auto', temperature: 1, mask: null };
+Object.assign(DEFAULTS, { hide: Object.freeze([]), renormalize: false });

@@ -29,6 +29,7 @@ export const baseCSS = `${themeCSS}
 .toolbar:empty { display: none; }
 .toolbar .controls { display: contents; }
 .toolbar .spacer { flex: 1 1 auto; }
+.toolbar .exports { display: inline-flex; gap: 6px; }
 .toolbar label { display: inline-flex; gap: 4px; align-items: center; color: var(--attn-muted); }
 button, select, input { font: inherit; color: inherit; }
 button, select {
@@ -51,6 +52,7 @@ button[aria-pressed="true"] { background: var(--attn-accent); color: var(--attn-
   clip: rect(0 0 0 0); white-space: nowrap; border: 0;
 }
 .tok { font-weight: 600; }
+.hidden-note { color: var(--attn-muted); font-size: 0.92em; }
 .num { font-variant-numeric: tabular-nums; }
 @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
 `;

@@ -25,20 +25,37 @@ export const themeCSS = `
   :host(:not([theme="light"])) { ${declarations(DARK)} color-scheme: dark; }
 }`;
 
-/** The colours and font to draw with, as the element's styles resolve them now. */
-export function readTheme(element) {
-  const style = getComputedStyle(element);
-  const color = (name) => parseColor(style.getPropertyValue(name), parseColor(LIGHT[name]));
+/** The theme object from `color(name)` → [r, g, b] for each --attn-* custom property. */
+function themeFrom(color, fontFamily) {
   const theme = {
     fg: color('--attn-fg'), bg: color('--attn-bg'), muted: color('--attn-muted'),
     line: color('--attn-line'), low: color('--attn-low'), high: color('--attn-high'),
     negative: color('--attn-negative'), maskBg: color('--attn-mask-bg'),
     maskLine: color('--attn-mask-line'), accent: color('--attn-accent'), focus: color('--attn-focus'),
     surface: color('--attn-surface'),
-    fontFamily: style.fontFamily || 'system-ui, sans-serif',
+    fontFamily,
   };
   theme.scale = weightScale(theme.low, theme.high);
   return theme;
+}
+
+/** The colours and font to draw with, as the element's styles resolve them now. */
+export function readTheme(element) {
+  const style = getComputedStyle(element);
+  return themeFrom((name) => parseColor(style.getPropertyValue(name), parseColor(LIGHT[name])),
+    style.fontFamily || 'system-ui, sans-serif');
+}
+
+const hexRGB = (value) => [1, 3, 5].map((i) => parseInt(value.slice(i, i + 2), 16));
+
+/**
+ * The default light or dark colours without a DOM (what readTheme gives for an element with no
+ * --attn-* overrides): for rendering in Node, e.g. the command-line renderer.
+ */
+export function themeFor(name = 'light') {
+  if (name !== 'light' && name !== 'dark') throw new RangeError(`theme must be "light" or "dark" (got ${JSON.stringify(name)})`);
+  const vars = name === 'dark' ? DARK : LIGHT;
+  return themeFrom((key) => hexRGB(vars[key]), 'system-ui, sans-serif');
 }
 
 /** Calls `onChange` when the page's colour scheme flips; returns a function that stops it. */

@@ -1,0 +1,322 @@
+// <attn-generate> with the bundled stories260K: what it draws (text tint, bars, candidates,
+// heatmap) equals what lm.run and lm.generate return when called in the same page with the same
+// options; playback, stepping by buttons and keys, sampling options, themes, 360 px and export.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { startBrowser } from '../support.js';
+import { assertClean, assertClose, changes, parseSVG, readHeatmap, recordChanges } from './helpers.js';
+
+const PROMPT = 'Lily had a red ball. She';
+
+// The engine's run and generate for the element's options, as plain arrays.
+const engine = (page, prompt, options) => page.evaluate(async ([prompt, options]) => {
+  const { init } = await import('/attnlens.js');
+  const lm = await (await init()).loadModel('stories260K');
+  const run = lm.run(prompt), g = lm.generate(prompt, options);
+  return {
+    run: { ids: [...run.ids], tokens: run.tokens, layers: run.layers.map((l) => [...l.attention]) },
+    ids: [...g.ids], text: g.text, tokens: g.tokens,
+    steps: g.steps.map((s) => ({ id: s.id, token: s.token, position: s.position,
+      attention: s.attention.map((a) => [...a]), candidates: s.candidates })),
+  };
+}, [prompt, options]);
+
+// The row a step's token was written from, for one head or the mean of the heads.
+function row(step, layer, head, heads) {
+  const n = step.position + 1, a = step.attention[layer];
+  const pick = head === 'mean' ? [...Array(heads).keys()] : [head];
+  return Array.from({ length: n }, (_, j) => pick.reduce((s, h) => s + a[h * n + j], 0) / pick.length);
+}
+
+// What the figure shows now, read from its DOM.
+const drawn = (page, id = 'g') => page.evaluate((id) => {
+  const el = document.getElementById(id), root = el.shadowRoot;
+  const spans = [...root.querySelectorAll('.text span')];
+  return {
+    current: el.current, playing: el.playing,
+    texts: spans.map((s) => s.textContent),
+    newest: spans.findIndex((s) => s.classList.contains('new')),
+    tint: spans.filter((s) => s.dataset.weight !== undefined).map((s) => Number(s.dataset.weight)),
+    candidates: [...root.querySelectorAll('.candidates li[data-id]')].map((li) => ({ id: Number(li.dataset.id), p: Number(li.dataset.value), chosen: li.classList.contains('chosen') })),
+    looks: [...root.querySelectorAll('.looks li[data-index]')].map((li) => ({ index: Number(li.dataset.index), value: Number(li.dataset.value) })),
+    live: root.querySelector('[aria-live]').textContent,
+    progress: root.querySelector('.progress').textContent,
+  };
+}, id);
+
+const ready = (page, id = 'g') => page.evaluate(async (id) => {
+  await customElements.whenDefined('attn-generate');
+  return document.getElementById(id).updateComplete;
+}, id);
+
+const setCurrent = (page, k) => page.evaluate((k) => { document.getElementById('g').current = k; }, k);
+
+describe('<attn-generate>', () => {
+  let browser, page, want;
+  before(async () => {
+    browser = await startBrowser();
+    page = await browser.fixture(`<attn-generate id="g" prompt="${PROMPT}" steps="12" temperature="0"></attn-generate>`);
+    assert.equal(await ready(page), true);
+    want = await engine(page, PROMPT, { steps: 12, temperature: 0 });
+    await recordChanges(page, 'g');
+  });
+  after(async () => { await browser?.close(); });
+
+  it('generates what lm.generate returns and starts at the prompt', async () => {
+    const g = await page.evaluate(() => { const g = document.getElementById('g').generation; return { ids: [...g.ids], text: g.text }; });
+    assert.deepEqual(g, { ids: want.ids, text: want.text });
+    assert.equal(want.ids.length, 12);
+    const d = await drawn(page);
+    assert.equal(d.current, -1);
+    assert.deepEqual(d.texts, want.run.tokens);
+    assert.equal(d.newest, -1);
+    assert.equal(d.progress, '0 / 12');
+    assertClean(page, browser);
+  });
+
+  it('each step shows the token, where it looked (text tint and bars) and the candidates, as generated', async () => {
+    const P = want.run.ids.length;
+    for (let k = 0; k < want.steps.length; k++) {
+      await setCurrent(page, k);
+      const d = await drawn(page), step = want.steps[k];
+      assert.equal(step.position, P - 1 + k);
+      assert.deepEqual(d.texts, [...want.run.tokens, ...want.tokens.slice(0, k + 1)]);
+      assert.equal(d.newest, P + k);
+      const looked = row(step, 0, 'mean', 8);
+      assertClose(d.tint, looked, 1e-6, `step ${k} tint`);
+      assert.deepEqual(d.candidates.map((c) => c.id), step.candidates.map((c) => c.id));
+      assertClose(d.candidates.map((c) => c.p), step.candidates.map((c) => c.p), 1e-9, `step ${k} candidates`);
+      assert.deepEqual(d.candidates.filter((c) => c.chosen).map((c) => c.id), [step.id]);
+      // Greedy: the chosen token is the most likely candidate.
+      assert.equal(step.candidates[0].id, step.id);
+      const top = looked.indexOf(Math.max(...looked));
+      assert.equal(d.looks[0].index, top);
+      assert.ok(Math.abs(d.looks[0].value - looked[top]) < 1e-6);
+    }
+    assertClean(page, browser);
+  });
+
+  it('the heatmap fills in row by row: prompt rows from lm.run, then one generated row per step', async () => {
+    const P = want.run.ids.length, size = P - 1 + want.steps.length;
+    const meanRun = (i, j) => [...Array(8).keys()].reduce((s, h) => s + want.run.layers[0][(h * P + i) * P + j], 0) / 8;
+    for (const k of [-1, 3, want.steps.length - 1]) {
+      await setCurrent(page, k);
+      const { n, values } = await readHeatmap(page, 'g');
+      assert.equal(n, size);
+      const filled = P + k;
+      for (let i = 0; i < n; i++)
+        for (let j = 0; j < n; j++) {
+          const got = values[i * n + j];
+          if (i >= filled) assert.ok(got !== null && got < -0.02, `row ${i} is not written yet at step ${k}: ${got}`);
+          else if (j > i) assert.equal(got, null, `(${i}, ${j}) is hatched (causal mask)`);
+          else {
+            const w = i < P - 1 ? meanRun(i, j) : row(want.steps[i - (P - 1)], 0, 'mean', 8)[j];
+            assert.ok(Math.abs(got - w) < 0.02, `(${i}, ${j}) at step ${k}: drawn ${got}, weight ${w}`);
+          }
+        }
+    }
+  });
+
+  it('one head instead of the mean: the head picker, reflected and announced by change', async () => {
+    await setCurrent(page, 5);
+    await page.locator('#g').locator('select[aria-label="Head"]').selectOption('3');
+    const d = await drawn(page);
+    assertClose(d.tint, row(want.steps[5], 0, 3, 8), 1e-6, 'head 4 tint');
+    assert.equal(await page.evaluate(() => document.getElementById('g').getAttribute('head')), '3');
+    await page.locator('#g').locator('select[aria-label="Layer"]').selectOption('4');
+    assertClose((await drawn(page)).tint, row(want.steps[5], 4, 3, 8), 1e-6, 'layer 5, head 4 tint');
+    const c = await changes(page);
+    assert.deepEqual(c.slice(-2), [{ name: 'head', value: 3, user: true }, { name: 'layer', value: 4, user: true }]);
+    await page.evaluate(() => { const el = document.getElementById('g'); el.head = 'mean'; el.layer = 0; });
+    assertClose((await drawn(page)).tint, row(want.steps[5], 0, 'mean', 8), 1e-6, 'back to the mean');
+  });
+
+  it('steps back and forward with the buttons and the keyboard; the live region reads the new token', async () => {
+    await setCurrent(page, -1);
+    await page.evaluate(() => { window.__changes = []; });
+    const fig = page.locator('#g');
+    await fig.locator('button.forward').click();
+    assert.equal((await drawn(page)).current, 0);
+    await fig.locator('button.forward').click();
+    await fig.locator('button.back').click();
+    let d = await drawn(page);
+    assert.equal(d.current, 0);
+    const label = (t) => t.replace(/^ /, '');
+    assert.match(d.live, new RegExp(`Token 1 of 12: “${label(want.tokens[0]).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}”.*looked most at “`));
+    await fig.locator('.text').focus();
+    for (const key of ['ArrowRight', 'ArrowRight', 'ArrowRight']) await page.keyboard.press(key);
+    assert.equal((await drawn(page)).current, 3);
+    await page.keyboard.press('ArrowLeft');
+    assert.equal((await drawn(page)).current, 2);
+    await page.keyboard.press('End');
+    assert.equal((await drawn(page)).current, 11);
+    await page.keyboard.press('ArrowRight');
+    assert.equal((await drawn(page)).current, 11, 'stays at the last step');
+    await page.keyboard.press('Home');
+    d = await drawn(page);
+    assert.equal(d.current, -1);
+    assert.match(d.live, /prompt/);
+    const c = await changes(page);
+    assert.deepEqual(c.map((x) => x.value), [0, 1, 0, 1, 2, 3, 2, 11, -1]);
+    assert.ok(c.every((x) => x.name === 'current' && x.user));
+    // The focus ring is visible on the text.
+    const outline = await fig.locator('.text').evaluate((el) => getComputedStyle(el).outlineStyle);
+    assert.notEqual(outline, 'none');
+    assertClean(page, browser);
+  });
+
+  it('plays on a timer to the end; Space pauses and resumes', async () => {
+    await setCurrent(page, -1);
+    await page.locator('#g').locator('.text').focus();
+    await page.keyboard.press(' ');
+    assert.equal((await drawn(page)).playing, true);
+    await page.waitForFunction(() => document.getElementById('g').current >= 1);
+    await page.keyboard.press(' ');
+    const paused = await drawn(page);
+    assert.equal(paused.playing, false);
+    await page.waitForTimeout(700);
+    assert.equal((await drawn(page)).current, paused.current, 'paused means no more steps');
+    await page.locator('#g').locator('button.play').click();
+    await page.waitForFunction(() => !document.getElementById('g').playing, null, { timeout: 15000 });
+    assert.equal((await drawn(page)).current, 11);
+    assert.match(await page.locator('#g').locator('button.play').getAttribute('aria-label'), /Play/);
+  });
+
+  it('exports SVG with the text as text, and PNG', async () => {
+    await setCurrent(page, 4);
+    const svg = await page.evaluate(() => document.getElementById('g').toSVG());
+    const parsed = await parseSVG(page, svg);
+    assert.equal(parsed.ok, true);
+    assert.equal(parsed.scripts, 0);
+    assert.ok(parsed.texts.some((t) => t.includes('Lily')));
+    assert.match(parsed.title, /stories260K/);
+    const png = await page.evaluate(async () => { const b = await document.getElementById('g').toPNG(); return { type: b.type, size: b.size }; });
+    assert.equal(png.type, 'image/png');
+    assert.ok(png.size > 1000);
+  });
+});
+
+describe('<attn-generate> options, errors, themes and small screens', () => {
+  let browser;
+  before(async () => { browser = await startBrowser({ colorScheme: 'dark', viewport: { width: 360, height: 800 } }); });
+  after(async () => { await browser?.close(); });
+
+  it('seeded sampling: the same seed writes what lm.generate writes, another seed something else', async () => {
+    const page = await browser.fixture('<attn-generate id="g" prompt="Once upon a time" steps="24" temperature="1" top-p="0.95" seed="7"></attn-generate>');
+    assert.equal(await ready(page), true);
+    const want = await engine(page, 'Once upon a time', { steps: 24, temperature: 1, topP: 0.95, seed: 7 });
+    const text = () => page.evaluate(() => document.getElementById('g').generation.text);
+    assert.equal(await text(), want.text);
+    await page.evaluate(() => { document.getElementById('g').seed = 8; });
+    assert.equal(await ready(page), true);
+    const other = await text();
+    assert.notEqual(other, want.text);
+    await page.evaluate(() => { document.getElementById('g').seed = 7; });
+    await ready(page);
+    assert.equal(await text(), want.text);
+    assertClean(page, browser);
+  });
+
+  it('dark theme at 360 px: nothing overflows, the heatmap draws in the dark colours', async () => {
+    const page = await browser.fixture('<attn-generate id="g" prompt="The cat" steps="16" temperature="0"></attn-generate>');
+    assert.equal(await ready(page), true);
+    await setCurrent(page, 15);
+    const box = await page.evaluate(() => {
+      const el = document.getElementById('g');
+      return { width: el.getBoundingClientRect().width, scroll: el.shadowRoot.querySelector('.frame').scrollWidth,
+        bg: getComputedStyle(el).getPropertyValue('--attn-bg').trim(), page: document.documentElement.scrollWidth };
+    });
+    assert.equal(box.bg, '#16181c');
+    assert.ok(box.scroll <= box.width + 1, `content ${box.scroll} px in ${box.width} px`);
+    assert.ok(box.page <= 360, `page ${box.page} px wide`);
+    const { n, values } = await readHeatmap(page, 'g');
+    // Below the diagonal every cell reads back as a weight; each row adds up to about 1.
+    for (let i = 0; i < n; i++) {
+      let sum = 0;
+      for (let j = 0; j <= i; j++) { assert.notEqual(values[i * n + j], null); sum += values[i * n + j]; }
+      assert.ok(Math.abs(sum - 1) < 0.03 * (i + 1), `row ${i} sums to ${sum}`);
+    }
+    assertClean(page, browser);
+  });
+
+  it('bad options show a clear error and the figure recovers', async () => {
+    const page = await browser.fixture('<attn-generate id="g" steps="0"></attn-generate>');
+    const result = await page.evaluate(async () => {
+      const el = document.getElementById('g');
+      const messages = [];
+      el.addEventListener('error', (e) => messages.push(e.detail.message));
+      await customElements.whenDefined('attn-generate');
+      el.setAttribute('steps', 'many');
+      const shown = el.shadowRoot.querySelector('.error').textContent;
+      let thrown = null;
+      try { el.topP = 2; } catch (e) { thrown = `${e.name}: ${e.message}`; }
+      el.setAttribute('steps', '3');
+      el.setAttribute('temperature', '0');
+      const ok = await el.updateComplete;
+      return { messages, shown, thrown, ok, ids: el.generation?.ids.length };
+    });
+    assert.match(result.shown, /steps must be a whole number/);
+    assert.match(result.thrown, /^RangeError: top-p must be a number in \(0, 1\]/);
+    assert.equal(result.ok, true);
+    assert.equal(result.ids, 3);
+    page.problems = page.problems.filter((p) => !/steps|top-p/.test(p));
+    assertClean(page, browser);
+  });
+
+  it('autoplay writes on its own, unless the reader prefers reduced motion', async () => {
+    const page = await browser.fixture('<attn-generate id="g" prompt="Tom" steps="3" temperature="0" autoplay></attn-generate>');
+    await ready(page);
+    await page.waitForFunction(() => document.getElementById('g').current === 2, null, { timeout: 10000 });
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    const still = await page.evaluate(async () => {
+      const el = document.createElement('attn-generate');
+      for (const [k, v] of Object.entries({ id: 'still', prompt: 'Tom', steps: '3', temperature: '0', autoplay: '' })) el.setAttribute(k, v);
+      document.body.append(el);
+      await el.updateComplete;
+      await new Promise((r) => setTimeout(r, 1200));
+      return el.current;
+    });
+    assert.equal(still, -1);
+    assertClean(page, browser);
+  });
+});
+
+describe('model="stories260K" in the other figures', () => {
+  let browser;
+  before(async () => { browser = await startBrowser(); });
+  after(async () => { await browser?.close(); });
+
+  it('the heatmap and the bars show its causal attention, with readable piece labels', async () => {
+    const text = 'Lily and Ben went to the park.\nThey  ran.';
+    const page = await browser.fixture(`<attn-heatmap id="map" model="stories260K" text="${text}" layer="2" head="5"></attn-heatmap>
+      <attn-bars id="bars" model="stories260K" text="${text}" layer="4" head="1" query="Lily"></attn-bars>`);
+    const got = await page.evaluate(async (text) => {
+      await customElements.whenDefined('attn-heatmap');
+      await customElements.whenDefined('attn-bars');
+      const map = document.getElementById('map'), bars = document.getElementById('bars');
+      await map.updateComplete;
+      await bars.updateComplete;
+      const { init } = await import('/attnlens.js');
+      const run = (await (await init()).loadModel('stories260K')).run(text);
+      const n = run.ids.length;
+      return { tokens: map.tokens, pieces: run.tokens, n, mask: map.mask, layers: map.layers, heads: map.heads,
+        weights: [...map.weights], want: [...run.layers[2].attention.subarray(5 * n * n, 6 * n * n)],
+        query: bars.query, row: [...bars.row], barsWant: [...run.layers[4].attention.subarray(n * n + bars.query * n, n * n + (bars.query + 1) * n)] };
+    }, text);
+    assert.equal(got.tokens[0], '<s>');
+    assert.ok(got.tokens.includes('Lily'));
+    assert.ok(got.tokens.includes('↵'), 'the newline piece is visible');
+    assert.ok(got.tokens.every((t) => t.length > 0 && !t.startsWith(' ')), JSON.stringify(got.tokens));
+    assert.equal(got.tokens.length, got.pieces.length);
+    assert.deepEqual([got.layers, got.heads, got.mask], [5, 8, 'causal']);
+    // The figure renormalises each row over the keys the causal mask keeps: a float32 rounding.
+    assertClose(got.weights, got.want, 1e-6, 'heatmap weights = lm.run');
+    assert.equal(got.tokens[got.query], 'Lily');
+    assert.ok(got.tokens.includes('␣'), 'the lone space piece is visible');
+    assertClose(got.row, got.barsWant, 1e-6, 'bars row = lm.run');
+    const { n, values } = await readHeatmap(page, 'map');
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) assert.equal(values[i * n + j], null, 'the future is hatched');
+    assertClean(page, browser);
+  });
+});

@@ -1,0 +1,131 @@
+// The command line in Node: exit codes and messages for bad input (missing file, bad JSON, bad
+// option, bad data: the message names what is wrong), every token escaped, options reaching the
+// figure, PNG through the optional rasteriser (its pixels are the weights' colours), figure
+// discovery, and `attnlens python` printing the helper.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { PNG } from 'pngjs';
+
+import { themeFor } from '../../web/elements/lib/theme.js';
+import { figureNames, render } from '../../web/cli/render.js';
+
+const CLI = fileURLToPath(new URL('../../web/cli/attnlens.js', import.meta.url));
+const HOSTILE = ['<script>alert(1)</script>', '&', '"', "'", ']]>', '<!--'];
+
+function run(args, input) {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }));
+    if (input !== undefined) child.stdin.end(input);
+  });
+}
+
+describe('attnlens command line', () => {
+  let dir, good;
+  const data = { tokens: ['the', 'cat', 'sat', 'down'], attention: [[[0.7, 0.1, 0.1, 0.1], [0.2, 0.6, 0.1, 0.1], [0.1, 0.1, 0.2, 0.6], [0.25, 0.25, 0.25, 0.25]]] };
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'attnlens-cli-'));
+    good = path.join(dir, 'data.json');
+    await writeFile(good, JSON.stringify(data));
+    await writeFile(path.join(dir, 'bad.json'), '{"tokens": ["a",');
+    await writeFile(path.join(dir, 'empty.json'), '{"tokens": [], "attention": [[1]]}');
+    await writeFile(path.join(dir, 'weights.json'), '{"tokens": ["a", "b"], "attention": [[1, 0], [0.5, 1.7]]}');
+    await writeFile(path.join(dir, 'hostile.json'), JSON.stringify({ tokens: HOSTILE, attention: Array.from({ length: 6 }, () => Array(6).fill(1 / 6)) }));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('exits non-zero with a message that names the problem', async () => {
+    const cases = [
+      [['render', path.join(dir, 'missing.json')], 1, /missing\.json: no such file/],
+      [['render', path.join(dir, 'bad.json')], 1, /bad\.json is not valid JSON/],
+      [['render', path.join(dir, 'empty.json')], 1, /empty\.json: tokens is empty/],
+      [['render', path.join(dir, 'weights.json')], 1, /weights\.json: attention\[1\]\[1\] is 1\.70*\d*: weights lie between 0 and 1/],
+      [['render', good, '--figure', 'sankey'], 2, /unknown figure "sankey": the figures are .*heatmap/],
+      [['render', good, '--format', 'gif'], 2, /unknown format "gif"/],
+      [['render', good, '--theme', 'sepia'], 2, /--theme must be light or dark/],
+      [['render', good, '--layer', '3'], 2, /--layer 3 is out of range: the data has 1 layer/],
+      [['render', good, '--query', 'dog'], 2, /--query "dog" is not one of the tokens/],
+      [['render', good, '--mask', 'sideways'], 2, /--mask: mask must be none, causal/],
+      [['render', good, '--width=-5'], 2, /--width must be a number > 0/],
+      [['render', good, '--colour', 'red'], 2, /Unknown option '--colour'/],
+      [['render'], 2, /render needs a data file/],
+      [['draw', good], 2, /unknown command "draw"/],
+      [['render', good, '--figure', 'pipeline'], 1, /attn-pipeline needs vectors/],
+      [['render', good, '--figure', 'compare'], 2, /compare figure cannot be rendered from one data file/],
+      [['render', good, '--heads', 'all'], 2, /unknown option --heads for the heatmap figure/],
+      [['render', good, '--figure', 'lines', '--threshold', '2'], 2, /threshold must be a number from 0/],
+      [['render', good, '--figure', 'lines', '--key', 'dog'], 2, /--key "dog" is not one of the tokens/],
+      [['render', good, '--hide', 'the cat sat down'], 2, /hide removes every/],
+    ];
+    for (const [args, code, message] of cases) {
+      const r = await run(args);
+      assert.equal(r.code, code, `${args.join(' ')}: exit code (stderr: ${r.stderr})`);
+      assert.match(r.stderr, message, args.join(' '));
+      assert.match(r.stderr, /^attnlens: /);
+      assert.equal(r.stdout, '', 'nothing on standard output');
+    }
+  });
+
+  it('escapes every token in every figure that shows them', async () => {
+    for (const figure of ['heatmap', 'bars', 'heads', 'lines']) {
+      const r = await run(['render', path.join(dir, 'hostile.json'), '--figure', figure, '--query', '0']);
+      assert.equal(r.code, 0, r.stderr);
+      const svg = r.stdout;
+      assert.ok(svg.startsWith('<?xml') && svg.trimEnd().endsWith('</svg>'), figure);
+      const body = svg.replace(/<title>[^<]*<\/title>/, '');
+      assert.ok(!/<(script|!--)/.test(svg), `${figure}: no markup from a token`);
+      assert.ok(!/&(?!(amp|lt|gt|quot|#39);)/.test(svg), `${figure}: every & is an entity`);
+      assert.ok(!body.includes(']]>'), `${figure}: text, not CDATA`);
+      assert.ok(svg.includes('&lt;script&gt;') || svg.includes('&lt;scr'), `${figure}: the token is there, escaped`);
+    }
+  });
+
+  it('reads standard input, writes -o, takes the format from the extension, applies the state', async () => {
+    const out = path.join(dir, 'out.svg');
+    const r = await run(['render', '-', '--figure', 'bars', '--query', 'sat', '--theme', 'dark', '--width', '300', '-o', out], JSON.stringify(data));
+    assert.equal(r.code, 0, r.stderr);
+    const svg = await readFile(out, 'utf8');
+    assert.equal(svg, await render(data, { figure: 'bars', query: 2, theme: 'dark', width: 300 }));
+    assert.match(svg, /^<\?xml[^>]*>\n<svg [^>]*width="300" height="[\d.]+" viewBox="0 0 412 /);
+    assert.ok(svg.includes('Where “sat” looks'));
+    assert.ok(svg.includes(`fill="rgb(${themeFor('dark').bg.join(', ')})"`), 'dark background');
+    const html = path.join(dir, 'out.html');
+    assert.equal((await run(['render', good, '-o', html])).code, 0);
+    assert.match(await readFile(html, 'utf8'), /^<!doctype html>/);
+  });
+
+  it('PNG through @resvg/resvg-js: the size, and cell colours that read back to the weights', async (t) => {
+    try { await import('@resvg/resvg-js'); } catch { t.skip('the optional rasteriser is not installed'); return; }
+    const out = path.join(dir, 'out.png');
+    const r = await run(['render', good, '--format', 'png', '--pixel-ratio', '2', '-o', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const png = PNG.sync.read(await readFile(out));
+    const svg = await render(data);
+    const [, w, h] = svg.match(/<svg [^>]*width="(\d+)" height="(\d+)"/).map(Number);
+    assert.deepEqual([png.width, png.height], [w * 2, h * 2]);
+    // Cell (i, j) of the n ≤ 64 heatmap is a <rect> with its weight; sample its centre.
+    const scale = themeFor('light').scale;
+    for (const m of svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="[^"]+" data-weight="([\d.e-]+)"/g)) {
+      const [x, y, cw, ch, weight] = m.slice(1).map(Number);
+      const at = (Math.round((y + ch / 2) * 2) * png.width + Math.round((x + cw / 2) * 2)) * 4;
+      const got = scale.invert([png.data[at], png.data[at + 1], png.data[at + 2]]);
+      assert.ok(Math.abs(got - weight) < 0.02, `cell at ${x},${y}: ${got} vs ${weight}`);
+    }
+  });
+
+  it('finds the figures from web/elements/svg/ and lists them in help', async () => {
+    const names = await figureNames();
+    for (const name of ['heatmap', 'bars', 'heads', 'pipeline', 'lines']) assert.ok(names.includes(name), name);
+    assert.ok(!names.includes('matrix-image'), 'helper modules are not figures');
+    assert.ok(!names.includes('compare'), 'two-source figures are not offered');
+    const help = await run(['help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, new RegExp(`--figure NAME +${names.join(' \\| ')}`));
+  });
+});

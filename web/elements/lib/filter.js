@@ -1,0 +1,130 @@
+// Hiding tokens ([CLS], [SEP], punctuation…) from a computed result, for every figure: the
+// hidden rows (as queries) and columns (as keys) are removed. With `renormalize` each remaining
+// row is divided by its sum (it sums to 1 again); without it the weights are kept as computed,
+// so a row sums to what the kept keys received (< 1). One pure function, applied by the base
+// element to whatever a figure computed; DOM-free.
+
+/** A result's query/key shape, for self-attention (tokens, n) and cross-attention (nQ ≠ nK) alike. */
+export function shapeOf(result) {
+  const queryTokens = result.queryTokens ?? result.tokens, keyTokens = result.keyTokens ?? result.tokens;
+  return { nQ: result.nQ ?? result.n, nK: result.nK ?? result.n, queryTokens, keyTokens };
+}
+
+/**
+ * The `hide` attribute or property → a list of token texts (strings) and token indices (numbers).
+ * Text: words separated by spaces, digits are indices (`hide="[CLS] [SEP]"`, `hide="0 5"`), or a
+ * JSON list for texts with spaces (`hide='["a b", 3]'`: strings are texts, numbers indices).
+ */
+export function parseHide(value) {
+  if (value === undefined || value === null) return [];
+  let list = value;
+  if (typeof value === 'string') {
+    const text = value.trim();
+    list = null;
+    if (isJSONList(text)) list = JSON.parse(text);  // "[CLS] [SEP]" is words, not JSON
+    list ??= text ? text.split(/\s+/u).map((w) => (/^\d+$/.test(w) ? Number(w) : w)) : [];
+  } else if (typeof value === 'number') list = [value];
+  if (!Array.isArray(list)) throw new TypeError(`hide must be token texts or indices (got ${typeof value})`);
+  return Object.freeze(list.map((item, i) => {
+    if (typeof item === 'string') return item;
+    if (typeof item === 'number') {
+      if (!Number.isInteger(item) || item < 0) throw new RangeError(`hide[${i}] must be a token index ≥ 0 or a token's text (got ${item})`);
+      return item;
+    }
+    throw new TypeError(`hide[${i}] must be a token's text or index (got ${item === null ? 'null' : typeof item})`);
+  }));
+}
+
+/** `hide` as attribute text (JSON when a text has a space or looks like an index). */
+export function formatHide(list) {
+  if (list.length === 0) return null;
+  const words = list.join(' ');
+  const plain = list.every((x) => typeof x === 'number' || (!/\s/u.test(x) && !/^\d+$/.test(x) && x !== ''));
+  return plain && !isJSONList(words) ? words : JSON.stringify(list);
+}
+
+function isJSONList(text) {
+  try {
+    return text.startsWith('[') && Array.isArray(JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
+
+/** The positions of `tokens` that stay: not listed by index nor by text (texts compared trimmed). */
+function kept(tokens, indices, texts) {
+  const out = [];
+  for (let i = 0; i < tokens.length; i++) if (!indices.has(i) && !texts.has(tokens[i].trim())) out.push(i);
+  return out;
+}
+
+/** Rows `keepQ` and columns `keepK` of each [heads, nQ, nK] block, rows renormalised if asked. */
+function select(weights, heads, nQ, nK, keepQ, keepK, renormalize) {
+  const rows = keepQ.length, cols = keepK.length;
+  const out = new Float32Array(heads * rows * cols);
+  for (let h = 0; h < heads; h++)
+    for (let r = 0; r < rows; r++) {
+      const from = (h * nQ + keepQ[r]) * nK, to = (h * rows + r) * cols;
+      let sum = 0;
+      for (let c = 0; c < cols; c++) sum += (out[to + c] = weights[from + keepK[c]]);
+      if (renormalize && sum > 0) for (let c = 0; c < cols; c++) out[to + c] /= sum;
+    }
+  return out;
+}
+
+/**
+ * `result` without the hidden tokens (`options.hide`, see parseHide; indices count from 0 in the
+ * tokens as given). Adds `hidden` = { count, queries, keys (original indices), renormalized }
+ * and `kept` = { queries, keys } (original index of each remaining row/column). Results that are
+ * not per-layer weight tables (the pipeline's steps) and results with nothing to hide come back
+ * as they are (with `hidden.count` 0 for weight tables).
+ */
+export function applyFilter(result, { hide = [], renormalize = false } = {}) {
+  if (!result || !Array.isArray(result.weights) || result.hidden) return result;
+  const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
+  const none = { count: 0, queries: [], keys: [], renormalized: false };
+  if (hide.length === 0) return { ...result, hidden: none };
+  const indices = new Set(), texts = new Set();
+  for (const item of hide) {
+    if (typeof item === 'number') {
+      if (item >= Math.max(nQ, nK))
+        throw new RangeError(`hide: token index ${item} is past the last token (${Math.max(nQ, nK) - 1})`);
+      indices.add(item);
+    } else texts.add(item.trim());
+  }
+  const keepQ = kept(queryTokens, indices, texts), keepK = kept(keyTokens, indices, texts);
+  if (keepQ.length === nQ && keepK.length === nK) return { ...result, hidden: none };
+  if (keepQ.length === 0 || keepK.length === 0)
+    throw new RangeError(`hide removes every ${keepQ.length === 0 ? 'query' : 'key'} token: at least one must stay`);
+  const self = nQ === nK && (queryTokens === keyTokens || queryTokens.every((t, i) => t === keyTokens[i]));
+  const gone = (list, n) => Array.from({ length: n }, (_, i) => i).filter((i) => !list.includes(i));
+  const hidden = {
+    queries: gone(keepQ, nQ), keys: gone(keepK, nK), renormalized: Boolean(renormalize),
+  };
+  hidden.count = self ? hidden.queries.length : hidden.queries.length + hidden.keys.length;
+  const { masks } = result;
+  // A causal mask j > i keeps its meaning when rows and columns lose the same positions.
+  const sameOrder = self || keepQ.every((q, r) => keepK.every((k, c) => (k > q) === (c > r)));
+  const filteredMasks = masks && {
+    ...masks,
+    causal: Boolean(masks.causal) && sameOrder,
+    keyMask: masks.keyMask ? Uint8Array.from(keepK, (j) => masks.keyMask[j]) : null,
+  };
+  const qTokens = keepQ.map((i) => queryTokens[i]);
+  const kTokens = self ? qTokens : keepK.map((j) => keyTokens[j]);
+  return {
+    ...result,
+    tokens: qTokens, n: keepQ.length, nQ: keepQ.length, nK: keepK.length,
+    queryTokens: qTokens, keyTokens: kTokens,
+    masks: filteredMasks,
+    weights: result.weights.map((w) => select(w, result.heads, nQ, nK, keepQ, keepK, renormalize)),
+    hidden, kept: { queries: keepQ, keys: keepK },
+  };
+}
+
+/** "2 tokens hidden; rows renormalised" (or "…; rows sum to less than 1"), or '' when none is. */
+export function hiddenNote(hidden) {
+  if (!hidden || hidden.count === 0) return '';
+  const count = `${hidden.count} token${hidden.count === 1 ? '' : 's'} hidden`;
+  return `${count}; ${hidden.renormalized ? 'rows renormalised to sum to 1' : 'rows sum to less than 1 (not renormalised)'}`;
+}
