@@ -475,7 +475,8 @@ export class AttnElement extends HTMLElementBase {
   setup() {}
   /** Computes what the figure draws (default: weights for every layer/head). */
   compute(lens, data, state) {
-    return computeWeights(lens, data, state, this.#buffers);
+    // The command line calls this on the prototype (web/cli/render.js): no buffers to reuse there.
+    return computeWeights(lens, data, state, #buffers in this ? this.#buffers : undefined);
   }
   /** Draws `result` with the current state. */
   render() {}

@@ -25,7 +25,8 @@ const mix = (a, b, t) => [0, 1, 2].map((c) => Math.round(a[c] + (b[c] - a[c]) * 
 
 /**
  * A diverging scale over t ∈ [0, 1]: 0 → negative, 0.5 → mid, 1 → positive (linear in sRGB on
- * each half), with the same methods as color.js's weightScale (rgb, css, packed).
+ * each half), with the same methods as color.js's weightScale (rgb, css, packed, lut: 1024
+ * packed RGBA colours for matrix-canvas.js).
  */
 export function divergingScale(negative, mid, positive) {
   const rgb = (t) => {
@@ -38,7 +39,7 @@ export function divergingScale(negative, mid, positive) {
     lut[i] = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
   }
   return {
-    negative, mid, positive, rgb,
+    negative, mid, positive, rgb, lut,
     css: (t) => `rgb(${rgb(t).join(', ')})`,
     packed: (t) => lut[Math.round((t < 0 ? 0 : t > 1 ? 1 : t) * 1023)],
   };
