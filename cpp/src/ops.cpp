@@ -17,4 +17,23 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, const f
   });
 }
 
+const float* PackedMatrix::packed(Kernel kernel) const {
+  std::vector<float>& out = packed_[kernel == Kernel::simd ? 1 : 0];
+  if (out.empty() && k_ * n_ > 0) {
+    out.resize(k_ * n_);
+    dispatch(kernel, [&](auto arch) { kernels::pack_weights<decltype(arch)>(k_, n_, b_, out.data()); });
+  }
+  return out.data();
+}
+
+void matmul(std::size_t m, const float* a, const PackedMatrix& b, float* c, const float* bias,
+            Kernel kernel) {
+  const std::size_t k = b.rows(), n = b.cols();
+  if (k == 0) return matmul(m, n, k, a, nullptr, c, bias, kernel);
+  const float* packed = b.packed(kernel);
+  dispatch(kernel, [&](auto arch) {
+    kernels::gemm_packed<decltype(arch)>(m, n, k, a, k, packed, c, n, bias);
+  });
+}
+
 }  // namespace attnlens

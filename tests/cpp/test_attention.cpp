@@ -138,18 +138,23 @@ TEST_CASE("a query whose keys are all masked gets zero weights and a zero output
   }
 }
 
-TEST_CASE("matmul matches the reference, bias and tails included") {
+TEST_CASE("matmul matches the reference, bias and tails included, B packed or not") {
+  // {64, 96, 33} and {70, 41, 130} are tall enough for matmul to pack B's panels per call.
   for (attnlens::Kernel kernel : support::kernels())
     for (const auto& mnk : {std::array<std::size_t, 3>{1, 1, 1}, {5, 7, 3}, {13, 29, 17},
-                            {64, 96, 33}, {3, 200, 1}}) {
+                            {64, 96, 33}, {3, 200, 1}, {70, 41, 130}, {9, 8, 512}}) {
       const std::size_t m = mnk[0], n = mnk[1], k = mnk[2];
       const auto a = support::uniform(m * k, 11), b = support::uniform(k * n, 12),
                  bias = support::uniform(n, 13);
-      std::vector<float> c(m * n);
-      attnlens::matmul(m, n, k, a.data(), b.data(), c.data(), bias.data(), kernel);
       const auto want = reference::project(a, m, k, b, n, bias);
       std::vector<double> want64(want.begin(), want.end());
       INFO(support::name(kernel), " m=", m, " n=", n, " k=", k);
+      std::vector<float> c(m * n), packed_c(m * n, -1.0f);
+      attnlens::matmul(m, n, k, a.data(), b.data(), c.data(), bias.data(), kernel);
       CHECK(support::normalised_error(c, want64) <= 1e-5);
+      const attnlens::PackedMatrix packed(k, n, b.data());
+      attnlens::matmul(m, a.data(), packed, packed_c.data(), bias.data(), kernel);
+      attnlens::matmul(m, a.data(), packed, packed_c.data(), bias.data(), kernel);  // packed once, reused
+      CHECK(support::normalised_error(packed_c, want64) <= 1e-5);
     }
 }

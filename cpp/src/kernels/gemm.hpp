@@ -5,6 +5,7 @@
 // blocked kernels (blocked.hpp).
 #pragma once
 #include <cstddef>
+#include <vector>
 
 #include "kernels/blocked.hpp"  // ATTNLENS_NOINLINE, ATTNLENS_OUT_OF_LINE
 #include "kernels/vec.hpp"
@@ -53,17 +54,91 @@ inline void gemm_panel(std::size_t m, std::size_t k, const float* a, std::size_t
   for (; i < m; ++i) gemm_tile<Arch, 1, NB>(k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, bias);
 }
 
+// `group` column panels of B (cols columns each, a multiple of the vector width; rows [0, k))
+// copied contiguous, panel after panel: out[g][p][c] = b[p][g·cols + c]. Rows of B a
+// power-of-two-ish number of bytes apart (a 1024-wide weight matrix: 4 KiB) map to the same few
+// L1 sets, so a tile walking down an unpacked panel misses on nearly every row once k is in the
+// hundreds; packing whole 64-byte lines of each row reads every line once.
+template <class Arch>
+ATTNLENS_NOINLINE void pack_panels(std::size_t k, std::size_t cols, std::size_t group,
+                                   const float* b, std::size_t ldb, float* out) {
+  using V = vec<Arch>;
+  for (std::size_t p = 0; p < k; ++p, b += ldb)
+    for (std::size_t g = 0; g < group; ++g)
+      for (std::size_t c = 0; c < cols; c += V::width)
+        V::store(out + (g * k + p) * cols + c, V::load(b + g * cols + c));
+}
+
+// Per-thread scratch for one packed panel; grows to the largest panel seen, then is reused.
+inline float* panel_scratch(std::size_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
+}
+
+// The register tile's shape: 4 × 2 vectors on SIMD128 (8 accumulators + 2 loads + 4 broadcasts
+// + a product fit the 15 registers V8 gives); 12 accumulators (4 × 3) elsewhere (FMA, 16 or 32
+// registers).
+template <class Arch>
+struct gemm_shape {
+  static constexpr std::size_t W = vec<Arch>::width;
+  static constexpr std::size_t MR = 4, NB = W == 4 ? 2 : 3, cols = NB * W;
+};
+
+// B [k, n] (row stride n) laid out for gemm_packed: each whole panel of `cols` columns as
+// [k][cols], panel after panel (the panel of column j at j·k), then the last n mod cols columns
+// as [k][n mod cols]. Same size as B.
+template <class Arch>
+void pack_weights(std::size_t k, std::size_t n, const float* b, float* out) {
+  constexpr std::size_t cols = gemm_shape<Arch>::cols;
+  std::size_t j = 0;
+  for (; j + cols <= n; j += cols) pack_panels<Arch>(k, cols, 1, b + j, n, out + j * k);
+  const std::size_t tail = n - j;
+  for (std::size_t p = 0; p < k; ++p)
+    for (std::size_t c = 0; c < tail; ++c) out[j * k + p * tail + c] = b[p * n + j + c];
+}
+
+// C = A · B (+ bias) with B from pack_weights: every panel is read contiguously.
+template <class Arch>
+void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+                 const float* packed, float* c, std::size_t ldc, const float* bias = nullptr) {
+  using S = gemm_shape<Arch>;
+  constexpr std::size_t W = S::W, MR = S::MR, NB = S::NB, cols = S::cols;
+  auto bias_at = [&](std::size_t col) { return bias ? bias + col : nullptr; };
+  std::size_t j = 0;
+  for (; j + cols <= n; j += cols)
+    gemm_panel<Arch, MR, NB>(m, k, a, lda, packed + j * k, cols, c + j, ldc, bias_at(j));
+  const std::size_t tail = n - j;
+  const float* t = packed + j * k;
+  std::size_t q = 0;
+  for (; q + W <= tail; q += W)
+    gemm_panel<Arch, MR, 1>(m, k, a, lda, t + q, tail, c + j + q, ldc, bias_at(j + q));
+  for (; q < tail; ++q)
+    gemm_panel<scalar_arch, MR, 1>(m, k, a, lda, t + q, tail, c + j + q, ldc, bias_at(j + q));
+}
+
 template <class Arch>
 void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
           const float* b, std::size_t ldb, float* c, std::size_t ldc,
           const float* bias = nullptr) {
-  constexpr std::size_t W = vec<Arch>::width;
-  // 4 × 2 vectors on SIMD128: 8 accumulators + 2 loads + 4 broadcasts + a product fit the 15
-  // registers V8 gives; 12 accumulators (4 × 3) elsewhere (FMA, 16 or 32 registers).
-  constexpr std::size_t MR = 4, NB = W == 4 ? 2 : 3;
+  using S = gemm_shape<Arch>;
+  constexpr std::size_t W = S::W, MR = S::MR, NB = S::NB, cols = S::cols;
+  // Packing reads B once more; it pays when many row tiles walk it (measured on USE-lite in V8:
+  // a loss at 12 rows, even at 36, a gain at 128). Panels are packed in groups covering 64 bytes
+  // of a row (two of 8 floats on wasm). Constant weights are better packed once (PackedMatrix).
+  constexpr std::size_t group = 64 / (cols * sizeof(float)) > 1 ? 64 / (cols * sizeof(float)) : 1;
+  float* packed = m >= 16 * MR ? panel_scratch(k * cols * group) : nullptr;
+  ATTNLENS_OUT_OF_LINE(pack_panels<Arch>);
   std::size_t j = 0;
   auto bias_at = [&](std::size_t col) { return bias ? bias + col : nullptr; };
-  for (; j + NB * W <= n; j += NB * W)
+  if (packed)
+    for (; j + group * cols <= n; j += group * cols) {
+      pack_panels<Arch>(k, cols, group, b + j, ldb, packed);
+      for (std::size_t g = 0; g < group; ++g)
+        gemm_panel<Arch, MR, NB>(m, k, a, lda, packed + g * k * cols, cols, c + j + g * cols, ldc,
+                                 bias_at(j + g * cols));
+    }
+  for (; j + cols <= n; j += cols)
     gemm_panel<Arch, MR, NB>(m, k, a, lda, b + j, ldb, c + j, ldc, bias_at(j));
   for (; j + W <= n; j += W)
     gemm_panel<Arch, MR, 1>(m, k, a, lda, b + j, ldb, c + j, ldc, bias_at(j));

@@ -120,6 +120,13 @@ std::string UseLite::load(const ModelFile& file) {
   pool_w_ = t.get("pool.w", {width, embedding_size});
   pool_b_ = t.get("pool.b", {embedding_size});
   if (!t.error().empty()) return t.error();
+  for (std::size_t l = 0; l < layer_count; ++l) {
+    const UseLiteLayer& L = layers_[l];
+    packed_[l] = {PackedMatrix(L.d_in, 3 * L.d_attn, L.qkv_w), PackedMatrix(L.d_attn, L.d_out, L.out_w),
+                  L.res_w ? PackedMatrix(L.d_in, L.d_out, L.res_w) : PackedMatrix(),
+                  PackedMatrix(L.d_out, L.d_ff, L.ffn1_w), PackedMatrix(L.d_ff, L.d_out, L.ffn2_w)};
+  }
+  pool_ = PackedMatrix(width, embedding_size, pool_w_);
   if (!(ln_eps_ > 0) || !(l2_eps_ > 0)) return "tensors 'ln.eps' and 'l2.eps' must be > 0";
   tokenizer_ = Tokenizer(file.pieces, file.scores);
   return {};
@@ -154,6 +161,7 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
 
   for (std::size_t l = 0; l < layer_count; ++l) {
     const UseLiteLayer& L = layers_[l];
+    const PackedLayer& P = packed_[l];
     const std::size_t dh = L.d_attn / heads;
     float* ln = sized(s.ln, n * std::max(L.d_in, L.d_out));
     float* qkv = sized(s.qkv, n * 3 * L.d_attn);
@@ -167,7 +175,7 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
 
     // Self-attention block.
     layer_norm(x, n, L.d_in, L.ln1_scale, L.ln1_bias, ln_eps_, ln);
-    matmul(n, 3 * L.d_attn, L.d_in, ln, L.qkv_w, qkv, L.qkv_b, kernel);
+    matmul(n, ln, P.qkv, qkv, L.qkv_b, kernel);
     split_heads(qkv, n, 3 * L.d_attn, 0, heads, dh, q);
     split_heads(qkv, n, 3 * L.d_attn, L.d_attn, heads, dh, k);
     split_heads(qkv, n, 3 * L.d_attn, 2 * L.d_attn, heads, dh, v);
@@ -178,10 +186,10 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
     attention({heads, n, n, dh, dh}, {{q, heads * n * dh}, {k, heads * n * dh}, {v, heads * n * dh}},
               options, {{o, heads * n * dh}, weights, {}}, kernel);
     merge_heads(o, n, heads, dh, cat);
-    matmul(n, L.d_out, L.d_attn, cat, L.out_w, y, L.out_b, kernel);
+    matmul(n, cat, P.out, y, L.out_b, kernel);
     if (L.res_w) {
       float* r = sized(s.r, n * L.d_out);
-      matmul(n, L.d_out, L.d_in, x, L.res_w, r, L.res_b, kernel);
+      matmul(n, x, P.res, r, L.res_b, kernel);
       add_in_place(y, r, n * L.d_out);
     } else {
       add_in_place(y, x, n * L.d_out);
@@ -189,10 +197,10 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
 
     // Feed-forward block; its output becomes the next layer's input.
     layer_norm(y, n, L.d_out, L.ln2_scale, L.ln2_bias, ln_eps_, ln);
-    matmul(n, L.d_ff, L.d_out, ln, L.ffn1_w, h, L.ffn1_b, kernel);
+    matmul(n, ln, P.ffn1, h, L.ffn1_b, kernel);
     for (std::size_t i = 0; i < n * L.d_ff; ++i) h[i] = std::max(h[i], 0.0f);
     float* next = sized(s.f, n * L.d_out);
-    matmul(n, L.d_out, L.d_ff, h, L.ffn2_w, next, L.ffn2_b, kernel);
+    matmul(n, h, P.ffn2, next, L.ffn2_b, kernel);
     add_in_place(next, y, n * L.d_out);
     std::swap(s.x, s.f);
     x = s.x.data();
@@ -208,7 +216,7 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
   }
   out.embedding.resize(embedding_size);
   float* e = out.embedding.data();
-  matmul(1, embedding_size, d, pooled, pool_w_, e, pool_b_, kernel);
+  matmul(1, pooled, pool_, e, pool_b_, kernel);
   double squares = 0;
   for (std::size_t j = 0; j < embedding_size; ++j) {
     e[j] = std::tanh(e[j]);

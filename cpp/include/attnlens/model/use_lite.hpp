@@ -10,6 +10,7 @@
 // LN is a pre-LayerNorm with ε = 1e-6. Inputs longer than max_tokens are clipped, as the graph's
 // ClipToMaxLength does.
 #pragma once
+#include "attnlens/ops.hpp"
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +68,12 @@ class UseLite {
   const float *embed_ = nullptr, *timing_ = nullptr;  // timing_: d_embed/2 inverse timescales
   std::array<UseLiteLayer, layer_count> layers_{};
   const float *pool_w_ = nullptr, *pool_b_ = nullptr;
+  // The weight matrices packed for matmul (ops.hpp): made at load, filled on first use.
+  struct PackedLayer {
+    PackedMatrix qkv, out, res, ffn1, ffn2;
+  };
+  std::array<PackedLayer, layer_count> packed_{};
+  PackedMatrix pool_;
   float ln_eps_ = 0, l2_eps_ = 0;
 };
 
