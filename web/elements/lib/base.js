@@ -475,7 +475,8 @@ export class AttnElement extends HTMLElementBase {
   setup() {}
   /** Computes what the figure draws (default: weights for every layer/head). */
   compute(lens, data, state) {
-    return computeWeights(lens, data, state, this.#buffers);
+    // Called on the prototype too (the command line renders without an element): fresh arrays.
+    return computeWeights(lens, data, state, #buffers in this ? this.#buffers : null);
   }
   /** Draws `result` with the current state. */
   render() {}
