@@ -12,6 +12,7 @@ import { chromium } from 'playwright-core';
 
 import { serve } from '../serve.mjs';
 import * as core from './core.js';
+import { formatHeatmapFrames, heatmapFrames } from './heatmap-frame.mjs';
 import { buildModels } from './onnx-models.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -43,6 +44,7 @@ export async function runInBrowser(options, { log = () => {} } = {}) {
     await page.waitForFunction(() => window.attnlensBenchReady === true, null, { timeout: 60_000 });
     const result = await page.evaluate(([o, m]) => window.attnlensBench(o, m), [options, models]);
     result.heatmapLong = await heatmapLong(page, options.heatmapLong);
+    result.heatmapFrames = await heatmapFrames(page, options.heatmapFrames);
     result.browser = context.browser()?.version() ?? result.userAgent;
     return result;
   } finally {
@@ -72,7 +74,7 @@ async function main() {
   options.frame = { n: 512, h: 8, d: options.d, frames: 30 };
   const log = (s) => console.error(s.startsWith('[bench]') ? s : `[page] ${s}`);
   log(`[bench] headless Chromium; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
-  const { records, ceiling, frame, userAgent, browser, heatmapLong: long } = await runInBrowser(options, { log });
+  const { records, ceiling, frame, userAgent, browser, heatmapLong: long, heatmapFrames: frames } = await runInBrowser(options, { log });
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const env = `headless Chromium ${browser} (${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? ''}), ${cpu}, ${os.cpus().length} cores, one thread`;
   console.log(core.formatReport(records, { ceiling, env }));
@@ -89,6 +91,7 @@ async function main() {
   console.log(JSON.stringify({ kind: 'frame', runtime: 'chromium', env, ...frame }));
   console.log(formatHeatmapLong(long));
   console.log(JSON.stringify({ kind: 'heatmap-long', runtime: 'chromium', env, ...long }));
+  console.log(formatHeatmapFrames({ ...frames, browser }));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -82,3 +82,6 @@ status('ready');
 
 // The heatmap at long inputs (issue 11): first draw, hover, wheel, zoom and pan at n = 4096.
 window.attnlensHeatmapLong = (options) => import('./heatmap-long.js').then((m) => m.heatmapLongTest(options));
+
+// The heatmap frame (issue 9): n = 512, h = 8 from Q, K, V; temperature, scale and mask changes.
+window.attnlensHeatmapFrames = (options) => import('./heatmap-frame-page.js').then((m) => m.heatmapFrameTest(options));

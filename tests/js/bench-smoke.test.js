@@ -40,12 +40,17 @@ describe('benchmark smoke test (n = 32, h = 2)', () => {
   });
 
   it('in headless Chromium: every peer agrees with attnlens, and the frame test runs', async () => {
-    const result = await runInBrowser({ ...options, frame: { n: 64, h: 2, frames: 2 } });
+    const result = await runInBrowser({ ...options, frame: { n: 64, h: 2, frames: 2 },
+      heatmapFrames: { n: 24, h: 2, d: 8, redraws: 2, warmup: 1 } });
     checkRecords(result.records, result.ceiling);
     // Chromium validates relaxed SIMD: the fastest build and its fused multiply-add ceiling.
     assert.equal(result.records[0].build, 'relaxed');
     assert.ok(result.ceiling.fma.gflops > 0 && result.ceiling.end.fma.gflops > 0);
     assert.equal(result.frame.n, 64);
     assert.ok(result.frame.medianMs > 0);
+    // The <attn-heatmap> frame: each change redrawn and split into compute and render.
+    const frames = result.heatmapFrames;
+    assert.deepEqual([frames.n, frames.h, frames.d, Object.keys(frames.changes)], [24, 2, 8, ['temperature', 'scale', 'mask']]);
+    for (const s of Object.values(frames.changes)) assert.ok(s.bestMs > 0 && s.computeMs > 0 && s.renderMs > 0, JSON.stringify(s));
   });
 });

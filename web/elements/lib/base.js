@@ -476,8 +476,8 @@ export class AttnElement extends HTMLElementBase {
   setup() {}
   /** Computes what the figure draws (default: weights for every layer/head). */
   compute(lens, data, state) {
-    // The command line calls this on the prototype (web/cli/render.js): no buffers to reuse there.
-    return computeWeights(lens, data, state, #buffers in this ? this.#buffers : undefined);
+    // Called on the prototype too (the command line renders without an element): fresh arrays.
+    return computeWeights(lens, data, state, #buffers in this ? this.#buffers : null);
   }
   /** Draws `result` with the current state. */
   render() {}

@@ -42,13 +42,17 @@ const pixelCanvas = (rows, fill, cols = rows) => new PixelMatrix().paint(rows, c
 export function cellsLayer(weights, n, scale, masked, nK = n, into = null) {
   const count = n * nK;
   const fill = (pixels) => {
-    const lut = scale.lut, top = lut.length - 1;
-    for (let c = 0; c < count; c++) {
-      const w = weights[c];
-      // = lut[round(clamp01(w)·top)] = scale.packed(w); NaN lands on 0.
-      pixels[c] = lut[w >= 1 ? top : w > 0 ? (w * top + 0.5) | 0 : 0];
+    const lut = scale.lut;
+    if (lut) {  // the scale's table inlined: = lut[round(clamp01(w)·top)] = scale.packed(w); NaN → 0
+      const top = lut.length - 1;
+      for (let c = 0; c < count; c++) {
+        const w = weights[c];
+        pixels[c] = lut[w >= 1 ? top : w > 0 ? (w * top + 0.5) | 0 : 0];
+      }
+    } else {  // a scale with only packed(w) (e.g. the difference view's)
+      for (let c = 0; c < count; c++) pixels[c] = scale.packed(weights[c]);
     }
-    if (masked) for (let c = 0; c < count; c++) if (masked[c]) pixels[c] = lut[0];
+    if (masked) for (let c = 0; c < count; c++) if (masked[c]) pixels[c] = scale.packed(0);
   };
   return into ? into.paint(n, nK, fill) : pixelCanvas(n, fill, nK);
 }

@@ -1,0 +1,81 @@
+// The heatmap frame benchmark: a real <attn-heatmap> (n = 512, h = 8, d = 64, from Q, K, V) in
+// headless Chromium, redrawn after temperature, scale and mask changes; median and best of N
+// redraws, each timed from the change to `updateComplete`, with the compute/render split. Part
+// of `npm run bench:browser`; alone: `node scripts/bench/heatmap-frame.mjs [--redraws 20]`.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { serve } from '../serve.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CHROMIUM_FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+/** Runs the page side (heatmap-page.js) in a fresh headless Chromium; returns its measurements. */
+export async function measureHeatmapFrames(options = {}, { log = () => {} } = {}) {
+  const server = await serve({ root: ROOT, port: 0, index: '/scripts/bench/page.html', headers: {} });
+  const profile = await mkdtemp(path.join(os.tmpdir(), 'attnlens-heatmap-'));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS,
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (m) => log(m.text()));
+    page.on('pageerror', (e) => log(`page error: ${e.message}`));
+    await page.goto(`${server.url}/scripts/bench/page.html`);
+    await page.waitForFunction(() => window.attnlensBenchReady === true, null, { timeout: 60_000 });
+    const result = await heatmapFrames(page, options);
+    result.browser = context.browser()?.version() ?? '';
+    return result;
+  } finally {
+    await context?.close();
+    await server.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+/** In an open bench page (page.html): the page side, heatmap-frame-page.js. */
+export function heatmapFrames(page, options = {}) {
+  return page.evaluate((o) => window.attnlensHeatmapFrames(o), options);
+}
+
+/** The report: one line per change (median, best, split), then one JSON line per change. */
+export function formatHeatmapFrames(r) {
+  const lines = [`Heatmap frame: <attn-heatmap> n=${r.n}, h=${r.h}, d=${r.d} from Q, K, V; ` +
+    `change → updateComplete, ${r.redraws} redraws each (headless Chromium ${r.browser})`];
+  for (const [change, s] of Object.entries(r.changes))
+    lines.push(`${s.medianMs <= r.budgetMs ? 'MET    ' : 'NOT MET'}  ${change.padEnd(11)} median ${s.medianMs.toFixed(1)} ms, ` +
+      `best ${s.bestMs.toFixed(1)} ms, worst ${s.worstMs.toFixed(1)} ms ` +
+      `(compute ${s.computeMs.toFixed(1)} ms + render ${s.renderMs.toFixed(1)} ms) vs a ${r.budgetMs} ms frame`);
+  lines.push(`         render parts alone: cells (LUT + putImageData) ${r.parts.cellsMs.toFixed(2)} ms, ` +
+    `drawImage ${r.parts.drawImageMs.toFixed(2)} ms`);
+  lines.push('');
+  for (const [change, s] of Object.entries(r.changes))
+    lines.push(JSON.stringify({ kind: 'heatmap-frame', runtime: 'chromium', browser: r.browser, n: r.n, h: r.h, d: r.d,
+      change, redraws: r.redraws, budgetMs: r.budgetMs, ...s, ...r.parts }));
+  return lines.join('\n');
+}
+
+function parse(argv) {
+  const o = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '');
+    if (!['n', 'h', 'd', 'redraws', 'warmup'].includes(key)) throw new TypeError(`unknown option ${argv[i]} (known: --n --h --d --redraws --warmup)`);
+    o[key] = Number(argv[i + 1]);
+  }
+  return o;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const log = (s) => console.error(`[page] ${s}`);
+  measureHeatmapFrames(parse(process.argv.slice(2)), { log })
+    .then((r) => console.log(formatHeatmapFrames(r)))
+    .catch((e) => { console.error(e); process.exitCode = 1; });
+}
