@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the native library + doctest suite, the wasm modules (engine SIMD128 and scalar, the
-# model add-on) into web/dist/, the fuzz harness, the single-file bundle and the packed model
+# Builds the native library + doctest suite, the wasm modules (engine relaxed SIMD, SIMD128 and
+# scalar, the model add-on in relaxed SIMD and SIMD128) into web/dist/, the fuzz harness, the single-file bundle and the packed model
 # file. Incremental: a second run only rebuilds what changed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +15,10 @@ configure() {  # dir, then cmake arguments; only when the build folder is new
 configure "$BUILD/native" cmake
 configure "$BUILD/wasm-simd" emcmake cmake -DATTNLENS_SIMD=ON \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch"
+# SIMD128 + relaxed SIMD, compiled by Debian's LLVM 19 under the same emcc (CMakeLists.txt); its
+# tests need V8's relaxed-SIMD flag (Node 20 has it off by default).
+configure "$BUILD/wasm-relaxed" emcmake cmake -DATTNLENS_SIMD=ON -DATTNLENS_RELAXED_SIMD=ON \
+  "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--experimental-wasm-relaxed-simd;--no-experimental-fetch"
 configure "$BUILD/wasm-scalar" emcmake cmake -DATTNLENS_SIMD=OFF \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch"
 
@@ -22,7 +26,7 @@ configure "$BUILD/wasm-scalar" emcmake cmake -DATTNLENS_SIMD=OFF \
 configure "$BUILD/fuzz" cmake -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTNLENS_FUZZ=ON -DATTNLENS_TESTS=OFF
 
-for dir in native wasm-simd wasm-scalar; do
+for dir in native wasm-simd wasm-relaxed wasm-scalar; do
   echo "[build] $dir" >&2
   cmake --build "$BUILD/$dir" -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
 done

@@ -10,9 +10,13 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. Debian packages: compilers (libclang-rt: libFuzzer and the sanitizers), Emscripten, doctest,
-#    Chromium for browser tests, and named fonts so that screenshot baselines match anywhere.
+#    Chromium for browser tests, and named fonts so that screenshot baselines match anywhere;
+#    LLVM 19 compiles the relaxed-SIMD wasm build (Emscripten 3.1.6's clang 14 knows only the
+#    draft relaxed opcodes).
 APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev python3 emscripten doctest-dev chromium
-              fonts-dejavu-core fonts-liberation)
+              fonts-dejavu-core fonts-liberation clang-19 lld-19 llvm-19)
+# The notebook test (tests/browser/notebook.test.js) executes a notebook headless with nbconvert.
+APT_PACKAGES+=(jupyter-nbconvert jupyter-notebook python3-ipykernel)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-for dir in native wasm-simd wasm-scalar; do
+for dir in native wasm-simd wasm-relaxed wasm-scalar; do
   echo "== C++ tests: $dir"
   ctest --test-dir ".build/$dir" --output-on-failure
 done
@@ -23,6 +23,25 @@ if ! .build/fuzz/attnlens_fuzz -max_total_time="${ATTNLENS_FUZZ_SECONDS:-20}" -t
   exit 1
 fi
 grep -E '^(Done |stat::number_of_executed_units|stat::new_units_added)|INITED' .build/fuzz/last-run.log
+
+# The same for the language-model loaders and tokenizer (tests/fuzz/fuzz_llama.cpp), corpus
+# .build/fuzz/corpus-llama; ATTNLENS_FUZZ_SECONDS sets its length too.
+echo "== fuzzing the LM loaders and tokenizer: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s"
+mkdir -p .build/fuzz/corpus-llama
+if ! .build/fuzz/attnlens_fuzz_llama -max_total_time="${ATTNLENS_FUZZ_SECONDS:-20}" -timeout=20 -max_len=65536 \
+     -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/ .build/fuzz/corpus-llama \
+     >.build/fuzz/last-run-llama.log 2>&1; then
+  grep -E -A3 'finding|ERROR|runtime error|SUMMARY|Test unit written' .build/fuzz/last-run-llama.log >&2 || true
+  echo "fuzzing found a problem: full log .build/fuzz/last-run-llama.log, input in .build/fuzz/findings/" >&2
+  exit 1
+fi
+grep -E '^(Done |stat::number_of_executed_units|stat::new_units_added)|INITED' .build/fuzz/last-run-llama.log
+
+# The JavaScript reference tests on the relaxed-SIMD build: Node 20 validates relaxed SIMD only
+# behind a V8 flag (the library never sets it), so these run in a process of their own with it.
+echo "== JavaScript reference tests on the relaxed-SIMD build (node --experimental-wasm-relaxed-simd)"
+ATTNLENS_TEST_BUILDS=relaxed node --experimental-wasm-relaxed-simd --test --test-reporter=spec \
+  tests/js/attention.test.js
 
 echo "== JavaScript and browser tests"
 node --test --test-reporter=spec tests/js/*.test.js tests/browser/*.test.js tests/browser/elements/*.test.js

@@ -14,10 +14,27 @@ export interface AttentionOptions {
   scale?: number;
   /** nK entries: 1 keeps a key, 0 drops it (padding). Dropped weights are exactly 0. */
   keyMask?: Uint8Array | null;
-  /** Also return the raw scores QKᵀ (before scaling and masking); default false. */
+  /** Also return the raw scores QKᵀ (before scaling and masking); default false (true when `into.scores` is given). */
   returnScores?: boolean;
   /** Return the weights; default true. `false` returns `{ output }` only (less memory). */
   weights?: boolean;
+  /**
+   * Compute and return the output A·V; default true. `false` computes the weights only (the A·V
+   * product is skipped; `v` is not read and may be null); `weights` must then not be false.
+   */
+  output?: boolean;
+  /**
+   * Caller-owned arrays to write the results into, instead of fresh ones; the result object then
+   * holds these same arrays. Each must be a Float32Array of exactly the result's length
+   * (weights and scores heads·nQ·nK, output heads·nQ·dV), not sharing memory with another.
+   */
+  into?: AttentionInto;
+}
+
+export interface AttentionInto {
+  weights?: Float32Array | null;
+  output?: Float32Array | null;
+  scores?: Float32Array | null;
 }
 
 export interface AttentionResult {
@@ -30,6 +47,14 @@ export interface AttentionResult {
 export interface AttentionResultWithScores extends AttentionResult {
   /** [heads, nQ, nK] raw QKᵀ. */
   scores: Float32Array;
+}
+
+/** What `output: false` returns: the weights only (and the scores when asked for). */
+export interface AttentionWeightsResult {
+  /** [heads, nQ, nK] */
+  weights: Float32Array;
+  /** [heads, nQ, nK] raw QKᵀ, with `returnScores: true` or `into.scores`. */
+  scores?: Float32Array;
 }
 
 export interface MultiHeadOptions {
@@ -53,7 +78,21 @@ export interface MultiHeadOptions {
   /** Default 1/√(dModel/heads). */
   scale?: number;
   keyMask?: Uint8Array | null;
+  /**
+   * Compute the output; default true. `false` computes the weights only (no V projection, A·V or
+   * output projection; `wV` may then be left out).
+   */
+  output?: boolean;
+  /** Caller-owned arrays for the results: weights heads·nQ·nK, output nQ·dModel floats. */
+  into?: { weights?: Float32Array | null; output?: Float32Array | null };
 }
+
+/** What `multiHead` with `output: false` needs: W_V is not used. */
+export type MultiHeadWeightsOptions = Omit<MultiHeadOptions, 'wV' | 'output' | 'into'> & {
+  wV?: Float32Array | null;
+  output: false;
+  into?: { weights?: Float32Array | null };
+};
 
 export interface MultiHeadResult {
   /** [heads, nQ, nK] */
@@ -94,16 +133,21 @@ export interface MemoryUse {
 
 export declare class Lens {
   private constructor();
-  /** True when the WebAssembly SIMD128 build is running. */
+  /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
   readonly simd: boolean;
-  /** The kernels' architecture: 'wasm' (SIMD128) or 'scalar'. */
+  /** The build that runs (chosen by init()). */
+  readonly build: EngineBuild;
+  /** The kernels' architecture: 'wasm_relaxed' (relaxed SIMD), 'wasm' (SIMD128) or 'scalar'. */
   readonly arch: string;
+  attention(q: Float32Array, k: Float32Array, v: Float32Array | null | undefined,
+            options: AttentionOptions & { output: false; weights?: true }): AttentionWeightsResult;
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
-            options: AttentionOptions & { weights: false }): { output: Float32Array };
+            options: AttentionOptions & { weights: false; output?: true }): { output: Float32Array; scores?: Float32Array };
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
             options: AttentionOptions & { returnScores: true }): AttentionResultWithScores;
   attention(q: Float32Array, k: Float32Array, v: Float32Array,
             options: AttentionOptions): AttentionResult;
+  multiHead(x: Float32Array, options: MultiHeadWeightsOptions): { weights: Float32Array };
   multiHead(x: Float32Array, options: MultiHeadOptions): MultiHeadResult;
   /** Mean or max over heads: weights [heads·nQ·nK] → [nQ·nK]. */
   aggregate(weights: Float32Array, options: AggregateOptions): Float32Array;
@@ -130,17 +174,70 @@ export declare class Lens {
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;
   /**
-   * Benchmarking aid: 12 independent f32x4 multiply-then-add chains run `iterations` times (96
-   * flops each) in this module: the machine's practical SIMD128 ceiling. Warm up first.
+   * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module. 12 independent
+   * 4-lane chains (96 flops a step) of multiply-then-add and, in the relaxed build, fused
+   * multiply-add; warmed up, then `calls` calls: best, median and worst GFLOP/s.
    */
-  ceilingProbe(iterations?: number): { flops: number; ms: number; gflops: number };
+  ceilingProbe(options?: CeilingProbeOptions): Ceiling;
+  /** The earlier form: one call of `iterations` steps of the multiply-then-add chains, not warmed up. */
+  ceilingProbe(iterations: number): CeilingSample;
   /** Benchmarking aid: bytes of wasm heap the last attention() call needed (buffers + scratch). */
   lastCallBytes(): number;
 }
 
+/** 'relaxed': SIMD128 + relaxed SIMD's fused multiply-add; 'simd': SIMD128; 'scalar': neither. */
+export type EngineBuild = 'relaxed' | 'simd' | 'scalar';
+
 export interface InitOptions {
-  /** Force the SIMD (true) or scalar (false) build; default: SIMD when supported. */
+  /**
+   * Force a build (for comparisons). Default: the fastest the runtime runs — 'relaxed' where
+   * relaxed SIMD validates (Chromium, Firefox; Node 20 only with
+   * `node --experimental-wasm-relaxed-simd`), else 'simd', else 'scalar'.
+   */
+  build?: EngineBuild;
+  /** false: the scalar build (= build 'scalar'); true: a SIMD build. */
   simd?: boolean;
+}
+
+export interface CeilingProbeOptions {
+  /** Steps per call (default 1e6). */
+  iterations?: number;
+  /** Timed calls after the warm-up (default 15). */
+  calls?: number;
+  /** Warm-up: at least this many calls (default 20) and this long (default 200 ms). */
+  warmupCalls?: number;
+  warmupMs?: number;
+  /** Milliseconds now (default performance.now); e.g. the process's CPU time on a shared machine. */
+  clock?: () => number;
+}
+
+export interface CeilingStats {
+  /** Best call (the ceiling), median and worst, in GFLOP/s. */
+  gflops: number;
+  median: number;
+  min: number;
+  /** Milliseconds of the best call. */
+  ms: number;
+}
+
+export interface Ceiling extends CeilingStats {
+  /** The chains `gflops` comes from: the instruction this build's kernels use. */
+  op: 'mul+add' | 'fma';
+  mulAdd: CeilingStats;
+  /** null where the build has no fused multiply-add (SIMD128, scalar). */
+  fma: CeilingStats | null;
+  /** Flops of one call. */
+  flops: number;
+  iterations: number;
+  calls: number;
+  warmupCalls: number;
+}
+
+export interface CeilingSample {
+  flops: number;
+  ms: number;
+  gflops: number;
+  op: 'mul+add';
 }
 
 /** Loads the engine (once per build; later calls return the same instance). */
@@ -148,3 +245,6 @@ export declare function init(options?: InitOptions): Promise<Lens>;
 
 /** Whether this runtime can run the WebAssembly SIMD128 build. */
 export declare function simdSupported(): boolean;
+
+/** Whether this runtime validates WebAssembly relaxed SIMD (f32x4.relaxed_madd): the 'relaxed' build. */
+export declare function relaxedSimdSupported(): boolean;

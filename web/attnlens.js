@@ -3,31 +3,65 @@
 //   const lens = await init();
 //   const { weights, output } = lens.attention(q, k, v, { dK: 64 });
 import { Lens } from './engine/lens.js';
-import { instantiate, simdSupported } from './engine/load.js';
+import { ENGINE_BUILDS, instantiate, relaxedSimdSupported, simdSupported } from './engine/load.js';
 
-export { Lens, simdSupported };
+export { Lens, relaxedSimdSupported, simdSupported };
 
 const instances = new Map();
+const KNOWN = ['build', 'simd'];
+const BUILD_NAMES = ['relaxed', 'simd', 'scalar'];
+
+/** Whether this runtime can run `build` (and this loader has it). */
+function runs(build) {
+  if (!ENGINE_BUILDS.includes(build)) return false;
+  if (build === 'relaxed') return relaxedSimdSupported();
+  if (build === 'simd') return simdSupported();
+  return true;
+}
+
+function chooseBuild(options) {
+  if (options.simd !== undefined && typeof options.simd !== 'boolean')
+    throw new TypeError('init options.simd must be true or false');
+  if (options.build !== undefined) {
+    if (typeof options.build !== 'string')
+      throw new TypeError(`init options.build must be a string (one of ${BUILD_NAMES.join(', ')})`);
+    if (!BUILD_NAMES.includes(options.build))
+      throw new RangeError(`init options.build must be one of ${BUILD_NAMES.join(', ')} (got '${options.build}')`);
+    if (options.simd !== undefined && options.simd !== (options.build !== 'scalar'))
+      throw new RangeError(`init options.simd: ${options.simd} contradicts options.build '${options.build}'`);
+    return options.build;
+  }
+  if (options.simd === false) return 'scalar';
+  // The fastest build this runtime runs; simd: true asks for one of the SIMD builds.
+  const best = ENGINE_BUILDS.find(runs);
+  if (options.simd === true && best === 'scalar') return 'simd';  // rejected below, with a reason
+  return best;
+}
+
+const UNSUPPORTED = {
+  relaxed: 'this runtime does not support WebAssembly relaxed SIMD (in Node 20 run node with ' +
+    '--experimental-wasm-relaxed-simd; Safari has none)',
+  simd: 'this runtime does not support WebAssembly SIMD128',
+};
 
 /**
  * Loads the engine once per build and returns it; later calls return the same instance.
- * `simd: false` forces the scalar build (default: SIMD when the runtime supports it).
+ * Default: the fastest build the runtime runs (relaxed SIMD, then SIMD128, then scalar);
+ * `build` forces one, `simd: false` means build 'scalar'.
  */
 export function init(options = {}) {
   if (options === null || typeof options !== 'object')
     throw new TypeError(`init options must be an object (got ${options === null ? 'null' : typeof options})`);
   for (const key of Object.keys(options))
-    if (key !== 'simd') throw new TypeError(`init has an unknown option '${key}' (known: simd)`);
-  if (options.simd !== undefined && typeof options.simd !== 'boolean')
-    throw new TypeError('init options.simd must be true or false');
-  const simd = options.simd ?? simdSupported();
-  if (simd && !simdSupported())
-    return Promise.reject(new Error('this runtime does not support WebAssembly SIMD128'));
-  const variant = simd ? 'simd' : 'scalar';
-  if (!instances.has(variant)) {
-    const pending = instantiate(variant).then((module) => new Lens(module, simd));
-    pending.catch(() => instances.delete(variant));  // a failed load may be retried
-    instances.set(variant, pending);
+    if (!KNOWN.includes(key)) throw new TypeError(`init has an unknown option '${key}' (known: ${KNOWN.join(', ')})`);
+  const build = chooseBuild(options);
+  if (!runs(build))
+    return Promise.reject(new Error(ENGINE_BUILDS.includes(build) ? UNSUPPORTED[build]
+      : `this copy of attnlens has no '${build}' build (it has ${ENGINE_BUILDS.join(', ')})`));
+  if (!instances.has(build)) {
+    const pending = instantiate(build).then((module) => new Lens(module, build !== 'scalar', build));
+    pending.catch(() => instances.delete(build));  // a failed load may be retried
+    instances.set(build, pending);
   }
-  return instances.get(variant);
+  return instances.get(build);
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "checks.hpp"
 #include "dispatch.hpp"
@@ -18,8 +19,9 @@ float default_scale(std::size_t d_k) { return 1.0f / std::sqrt(static_cast<float
 namespace {
 
 // Shape, inputs and options: everything that does not depend on the caller's result buffers.
+// `needs_v`: false for a weights-only call, where v may be empty (and is checked when given).
 std::string check_inputs(const AttentionShape& s, const AttentionInputs& in,
-                         const AttentionOptions& options) {
+                         const AttentionOptions& options, bool needs_v = true) {
   for (auto [name, value] : {std::pair{"heads", s.heads}, {"n_q", s.n_q}, {"n_k", s.n_k},
                              {"d_k", s.d_k}, {"d_v", s.d_v}})
     if (auto m = checks::positive(name, value); !m.empty()) return m;
@@ -31,24 +33,28 @@ std::string check_inputs(const AttentionShape& s, const AttentionInputs& in,
   if (!nq_dk || !nk_dk || !nk_dv || !nq_dv || !nq_nk) return checks::too_large("attention shape");
   if (auto m = checks::length("q", in.q.size, nq_dk, "heads*n_q*d_k"); !m.empty()) return m;
   if (auto m = checks::length("k", in.k.size, nk_dk, "heads*n_k*d_k"); !m.empty()) return m;
-  if (auto m = checks::length("v", in.v.size, nk_dv, "heads*n_k*d_v"); !m.empty()) return m;
+  if (needs_v || !in.v.empty())
+    if (auto m = checks::length("v", in.v.size, nk_dv, "heads*n_k*d_v"); !m.empty()) return m;
   if (!options.key_mask.empty())
     if (auto m = checks::length("key_mask", options.key_mask.size, s.n_k, "n_k"); !m.empty())
       return m;
   if (options.scale)
     if (auto m = checks::scale(*options.scale); !m.empty()) return m;
-  if (!in.q.data || !in.k.data || !in.v.data) return "q, k and v must not be null";
+  if (!in.q.data || !in.k.data) return "q and k must not be null";
+  if (auto m = checks::not_null("v", in.v); !m.empty()) return m;
   return checks::not_null("key_mask", options.key_mask);
 }
 
 std::string check_outputs(const AttentionShape& s, const AttentionOutputs& out) {
   const std::size_t nq_dv = s.heads * s.n_q * s.d_v, nq_nk = s.heads * s.n_q * s.n_k;
-  if (auto m = checks::length("output", out.output.size, nq_dv, "heads*n_q*d_v"); !m.empty())
-    return m;
-  if (!out.output.data) return "output must not be null";
-  for (auto [name, buffer] : {std::pair{"weights", out.weights}, {"scores", out.scores}}) {
+  if (out.output.empty() && out.weights.empty() && out.scores.empty())
+    return "output, weights and scores are all empty: at least one result buffer is needed";
+  for (auto [name, buffer, want, shape] :
+       {std::tuple{"output", out.output, nq_dv, "heads*n_q*d_v"},
+        {"weights", out.weights, nq_nk, "heads*n_q*n_k"},
+        {"scores", out.scores, nq_nk, "heads*n_q*n_k"}}) {
     if (buffer.empty()) continue;
-    if (auto m = checks::length(name, buffer.size, nq_nk, "heads*n_q*n_k"); !m.empty()) return m;
+    if (auto m = checks::length(name, buffer.size, want, shape); !m.empty()) return m;
     if (auto m = checks::not_null(name, buffer); !m.empty()) return m;
   }
   return {};
@@ -58,7 +64,7 @@ std::string check_outputs(const AttentionShape& s, const AttentionOutputs& out) 
 
 std::string check_attention(const AttentionShape& s, const AttentionInputs& in,
                             const AttentionOptions& options, const AttentionOutputs& out) {
-  if (auto m = check_inputs(s, in, options); !m.empty()) return m;
+  if (auto m = check_inputs(s, in, options, !out.output.empty()); !m.empty()) return m;
   return check_outputs(s, out);  // products are known not to overflow here
 }
 
@@ -75,6 +81,7 @@ struct Call {
 
 // A query row whose scores overflowed float (±inf, or NaN from inf − inf) is redone on its own
 // with the plain row softmax, which gives infinite scores equal shares; rare, so unhurried.
+// `weights_row` and `out_row` may each be null (not asked for).
 template <class Arch>
 void redo_row(const Call& c, std::size_t i, const float* q, const float* k, const float* v,
               float* row, float* weights_row, float* out_row) {
@@ -86,6 +93,7 @@ void redo_row(const Call& c, std::size_t i, const float* q, const float* k, cons
   const std::size_t visible = c.causal ? std::min(i + 1, c.n_k) : c.n_k;
   kernels::masked_softmax_row<Arch>(row, c.n_k, visible, c.key_mask, c.scale);
   if (weights_row) std::memcpy(weights_row, row, c.n_k * sizeof(float));
+  if (!out_row) return;
   for (std::size_t p = 0; p < c.d_v; ++p) out_row[p] = 0.0f;
   for (std::size_t j = 0; j < c.n_k; ++j)
     if (row[j] != 0.0f)
@@ -97,7 +105,8 @@ void redo_row(const Call& c, std::size_t i, const float* q, const float* k, cons
 //                  the output accumulated so far is rescaled by α inside the P·V tiles), so the
 //                  scratch is O(Bk·Bq) whatever n is;
 //   with weights — scores of the whole query block (O(n·Bq) scratch), exact max, exp, normalise,
-//                  write the weights out in row order, then P·V.
+//                  write the weights out in row order, then P·V (skipped, with V's packing,
+//                  when no output is asked for: the weights-only path).
 // Under a causal mask, key blocks after the block's last query are never touched.
 template <class Arch>
 void attention_heads(const AttentionShape& s, const AttentionInputs& in, const Call& c,
@@ -107,9 +116,10 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
   using kernels::Accumulate;
   using kernels::round_up;
   const bool two_pass = !out.weights.empty() || !out.scores.empty();
+  const bool with_output = !out.output.empty();  // else two_pass (check_outputs)
   const std::size_t n_kp = round_up(c.n_k, B::MK);
   const std::size_t dvp = round_up(c.d_v, B::value_cols);
-  const bool pack_v = dvp != c.d_v;
+  const bool pack_v = with_output && dvp != c.d_v;
 
   // Every per-block step is a function of its own (see ATTNLENS_OUT_OF_LINE): called many times
   // per call, each gets V8's optimised code during the first call, where code inlined here would
@@ -130,7 +140,7 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
   float* vp = pack_v ? ws.values.get(c.n_k * dvp) : nullptr;
   float* qt = ws.queries.get(c.d_k * Bq);
   float* st = ws.scores.get((two_pass ? n_kp : Bk) * Bq);
-  float* ob = ws.out_block.get(Bq * dvp);
+  float* ob = with_output ? ws.out_block.get(Bq * dvp) : nullptr;
   float* stats = ws.stats.get(4 * Bq);
   float *m = stats, *l = stats + Bq, *alpha = stats + 2 * Bq, *m_new = stats + 3 * Bq;
   float* row = nullptr;  // for redo_row, allocated on first need
@@ -138,8 +148,8 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
   for (std::size_t h = 0; h < s.heads; ++h) {
     const float* q = in.q.data + h * c.n_q * c.d_k;
     const float* k = in.k.data + h * c.n_k * c.d_k;
-    const float* v = in.v.data + h * c.n_k * c.d_v;
-    float* o = out.output.data + h * c.n_q * c.d_v;
+    const float* v = with_output ? in.v.data + h * c.n_k * c.d_v : nullptr;
+    float* o = with_output ? out.output.data + h * c.n_q * c.d_v : nullptr;
     float* weights = out.weights.empty() ? nullptr : out.weights.data + h * c.n_q * c.n_k;
     float* scores = out.scores.empty() ? nullptr : out.scores.data + h * c.n_q * c.n_k;
     kernels::pack_keys<Arch, B::MK>(k, c.n_k, c.d_k, kp);
@@ -206,7 +216,7 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
             for (std::size_t i = 0; i < rows; ++i)
               std::fill(w + i * c.n_k + key_end, w + (i + 1) * c.n_k, 0.0f);
         }
-        for (std::size_t kb0 = 0; kb0 < key_end; kb0 += Bk) {
+        for (std::size_t kb0 = 0; with_output && kb0 < key_end; kb0 += Bk) {
           const std::size_t len = std::min(Bk, key_end - kb0);
           kernels::pv_block<Arch>(len, pv_rows, dvp, st + kb0 * Bq, vv + kb0 * dvp, ob, alpha,
                                   kb0 == 0 ? Accumulate::zero : Accumulate::load);
@@ -215,8 +225,7 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
       }
 
       for (std::size_t i = 0; i < rows; ++i) {
-        float* dst = o + (q0 + i) * c.d_v;
-        const float* src = ob + i * dvp;
+        float* dst = o ? o + (q0 + i) * c.d_v : nullptr;
         if (!std::isfinite(l[i]) || m[i] == std::numeric_limits<float>::infinity() ||
             std::isnan(m[i])) {
           if (!row) row = ws.row.get(c.n_k);
@@ -224,6 +233,8 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
                          dst);
           continue;
         }
+        if (!dst) continue;
+        const float* src = ob + i * dvp;
         const float f = alpha[i];
         for (std::size_t p = 0; p < c.d_v; ++p) dst[p] = src[p] * f;
       }

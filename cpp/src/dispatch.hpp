@@ -8,7 +8,7 @@ namespace attnlens {
 template <class F>
 decltype(auto) dispatch(Kernel kernel, F&& f) {
 #ifdef ATTNLENS_HAVE_SIMD
-  if (kernel == Kernel::simd) return f(xsimd::default_arch{});
+  if (kernel == Kernel::simd) return f(kernels::simd_arch{});
 #else
   (void)kernel;
 #endif

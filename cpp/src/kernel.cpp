@@ -14,7 +14,7 @@ bool simd_available() {
 
 const char* simd_arch_name() {
 #ifdef ATTNLENS_HAVE_SIMD
-  return xsimd::default_arch::name();
+  return kernels::simd_arch::name();
 #else
   return kernels::scalar_arch::name();
 #endif

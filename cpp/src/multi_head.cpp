@@ -53,14 +53,24 @@ std::string check_multi_head(const MultiHeadShape& s, const MultiHeadInputs& in,
   if (!xq || !xkv || !w || !a) return checks::too_large("multi-head shape");
   if (auto m = checks::length("x_q", in.x_q.size, xq, "n_q*d_model"); !m.empty()) return m;
   if (auto m = optional_length("x_kv", in.x_kv, xkv, "n_k*d_model"); !m.empty()) return m;
-  for (auto [name, buffer] : {std::pair{"w_q", in.w_q}, {"w_k", in.w_k}, {"w_v", in.w_v}})
+  // Without an output (weights only) the value and output projections are not used.
+  const bool with_output = !out.output.empty();
+  if (!with_output && out.weights.empty())
+    return "output and weights are both empty: at least one result buffer is needed";
+  for (auto [name, buffer] : {std::pair{"w_q", in.w_q}, {"w_k", in.w_k}})
     if (auto m = checks::length(name, buffer.size, w, "d_model*d_model"); !m.empty()) return m;
+  if (auto m = with_output ? checks::length("w_v", in.w_v.size, w, "d_model*d_model")
+                           : optional_length("w_v", in.w_v, w, "d_model*d_model");
+      !m.empty())
+    return m;
   if (auto m = optional_length("w_o", in.w_o, w, "d_model*d_model"); !m.empty()) return m;
   for (auto [name, buffer] :
        {std::pair{"b_q", in.b_q}, {"b_k", in.b_k}, {"b_v", in.b_v}, {"b_o", in.b_o}})
     if (auto m = optional_length(name, buffer, s.d_model, "d_model"); !m.empty()) return m;
   if (!in.b_o.empty() && in.w_o.empty()) return "b_o needs w_o";
-  if (auto m = checks::length("output", out.output.size, xq, "n_q*d_model"); !m.empty()) return m;
+  if (with_output)
+    if (auto m = checks::length("output", out.output.size, xq, "n_q*d_model"); !m.empty())
+      return m;
   if (!out.weights.empty())
     if (auto m = checks::length("weights", out.weights.size, a, "heads*n_q*n_k"); !m.empty())
       return m;
@@ -93,17 +103,22 @@ void multi_head_attention(const MultiHeadShape& s, const MultiHeadInputs& in,
   float* projected = ws.projected.get(std::max(n_q, n_k) * dm);
   float* q = ws.q_heads.get(n_q * dm);
   float* k = ws.k_heads.get(n_k * dm);
-  float* v = ws.v_heads.get(n_k * dm);
   matmul(n_q, dm, dm, in.x_q.data, in.w_q.data, projected, bias(in.b_q), kernel);
   split_heads(projected, n_q, s.heads, d, q);
   matmul(n_k, dm, dm, x_kv.data, in.w_k.data, projected, bias(in.b_k), kernel);
   split_heads(projected, n_k, s.heads, d, k);
+  AttentionOptions head_options = options;
+  if (!head_options.scale) head_options.scale = default_scale(d);
+  if (out.output.empty()) {  // weights only: no V projection, no A·V, no output projection
+    attention({s.heads, n_q, n_k, d, d}, {{q, n_q * dm}, {k, n_k * dm}, {}}, head_options,
+              {{}, out.weights, {}}, kernel);
+    return;
+  }
+  float* v = ws.v_heads.get(n_k * dm);
   matmul(n_k, dm, dm, x_kv.data, in.w_v.data, projected, bias(in.b_v), kernel);
   split_heads(projected, n_k, s.heads, d, v);
 
   float* o = ws.o_heads.get(n_q * dm);
-  AttentionOptions head_options = options;
-  if (!head_options.scale) head_options.scale = default_scale(d);
   attention({s.heads, n_q, n_k, d, d}, {{q, n_q * dm}, {k, n_k * dm}, {v, n_k * dm}},
             head_options, {{o, n_q * dm}, out.weights, {}}, kernel);
 

@@ -76,7 +76,7 @@ async function main() {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const env = `headless Chromium ${browser} (${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? ''}), ${cpu}, ${os.cpus().length} cores, one thread`;
   console.log(core.formatReport(records, { ceiling, env }));
-  console.log('\nTargets (issue 5):');
+  console.log('\nTargets (issue 9; one thread, h = 8):');
   const judged = core.judgeTargets(records);
   judged.push({ target: 'n=512 h=8 recompute + redraw ≤ 16 ms', h: 8, n: frame.n, value: frame.medianMs, met: frame.fits });
   console.log(core.formatTargets(judged.slice(0, -1)));

@@ -1,9 +1,22 @@
 // Benchmark (not a test): USE-lite's cold load and per-sentence run time, in Node and, with
-// --browser, in headless Chromium (Debian's, via playwright-core, served by scripts/serve.mjs).
-//   node scripts/bench/model.js [--browser] [--runs N]
+// --browser, in headless Chromium (Debian's, via playwright-core, served by scripts/serve.mjs);
+// then, in Node, ours against TF.js-wasm (SIMD, one thread) on 12-, 36- and 128-token inputs,
+// both asked for the embedding and both layers' attention (--no-tfjs skips it). Runs itself with
+// node --experimental-wasm-relaxed-simd so that the relaxed-SIMD model module is what loads.
+//   node scripts/bench/model.js [--browser] [--runs N] [--no-tfjs]
 // Run after scripts/build.sh (needs web/dist/attnlens-model.* and web/dist/use-lite.bin).
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { tfjsUseLite } from './model-peer.js';
+
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+if (!process.execArgv.includes(RELAXED_FLAG) && !process.env.ATTNLENS_BENCH_NO_RELAXED) {
+  const child = spawnSync(process.execPath, [...process.execArgv, RELAXED_FLAG,
+    fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(child.status ?? 1);
+}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const args = process.argv.slice(2);
@@ -91,3 +104,41 @@ if (args.includes('--browser')) {
     await server.close();
   }
 }
+
+// A text of exactly `tokens` tokens (128: longer, clipped by the model).
+function textOf(model, tokens) {
+  const pool = ['river', 'quietly', 'numbers', 'jumped', 'under', 'bright', 'because', 'the'];
+  let text = '';
+  for (let i = 0; model.tokenize(text).ids.length < tokens; i++) text += `${i ? ' ' : ''}${pool[i % pool.length]}`;
+  return text;
+}
+
+async function versusTfjs() {
+  const { init } = await import('attnlens');
+  const lens = await init();
+  const model = await lens.loadModel();
+  const tfjs = await tfjsUseLite();
+  const now = () => performance.now();
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  console.log(`\nUSE-lite, ours (${lens.build} build, model.run: tokenize + forward pass + attention + embedding) ` +
+    `vs TF.js ${tfjs.backend} (SIMD, one thread, executeAsync for both attention tensors + embedding), median of ${runs}:`);
+  console.log('| tokens | ours ms | TF.js-wasm ms | ×TF.js | max |Δ| embedding |');
+  console.log('|---:|---:|---:|---:|---:|');
+  for (const tokens of [12, 36, 128]) {
+    const text = textOf(model, tokens);
+    const ids = model.tokenize(text).ids;
+    const ours = model.run(text);
+    const [, , embedding] = await tfjs.run(ids);
+    let diff = 0;
+    for (let i = 0; i < embedding.length; i++) diff = Math.max(diff, Math.abs(embedding[i] - ours.embedding[i]));
+    for (let i = 0; i < 5; i++) { model.run(text); await tfjs.run(ids); }  // warm-up
+    const a = [], b = [];
+    for (let r = 0; r < runs; r++) {  // interleaved, so that load from other processes hits both
+      let t = now(); model.run(text); a.push(now() - t);
+      t = now(); await tfjs.run(ids); b.push(now() - t);
+    }
+    console.log(`| ${ids.length} | ${median(a).toFixed(2)} | ${median(b).toFixed(2)} | ${(median(b) / median(a)).toFixed(2)} | ${diff.toExponential(1)} |`);
+  }
+}
+
+if (!args.includes('--no-tfjs')) await versusTfjs();

@@ -72,6 +72,7 @@ window.attnlensBench = async (options, models) => {
   const ceiling = core.measureCeiling(lens);
   log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
   const records = options.sizes.length ? await core.runBenchmark({ ...options, peers, ceiling, lens, log }) : [];
+  ceiling.end = core.measureCeiling(lens);
   const frame = frameTest(lens, options.frame);
   status('done');
   return { records, ceiling, frame, userAgent: navigator.userAgent };

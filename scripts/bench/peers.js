@@ -33,7 +33,7 @@ const same = (x) => x;
 /** Our engine through its public API. `weights`: false times the output-only (streaming) path. */
 export function attnlensPeer(lens, { id, label, weights }) {
   return {
-    id, label, ours: true,
+    id, label, ours: true, build: lens.build,
     prepare(h, n, d, { q, k, v }) {
       const options = { dK: d, heads: h, weights };
       return {
@@ -45,20 +45,29 @@ export function attnlensPeer(lens, { id, label, weights }) {
   };
 }
 
+const BUILD_LABELS = { relaxed: 'relaxed SIMD', simd: 'SIMD128', scalar: 'scalar wasm' };
+
 /**
- * Our contestants, Node and browser alike: the SIMD build output-only and with weights, plus the
- * scalar build when `wanted` names it. `init` is attnlens's init (imported by the caller, whose
- * path to it differs).
+ * Our contestants, Node and browser alike: the fastest build the runtime runs, output-only
+ * ('attnlens') and with weights ('attnlens-weights'), then every slower build output-only
+ * ('attnlens-simd' when the fastest is relaxed; 'attnlens-scalar' when `wanted` names scalar).
+ * `init` is attnlens's init (imported by the caller, whose path to it differs).
  */
 export async function ourPeers(init, wanted) {
   const lens = await init();
+  const label = (l, what) => `attnlens ${BUILD_LABELS[l.build]}, ${what}`;
   const peers = [
-    attnlensPeer(lens, { id: 'attnlens', label: 'attnlens SIMD, output only', weights: false }),
-    attnlensPeer(lens, { id: 'attnlens-weights', label: 'attnlens SIMD, with weights', weights: true }),
+    attnlensPeer(lens, { id: 'attnlens', label: label(lens, 'output only'), weights: false }),
+    attnlensPeer(lens, { id: 'attnlens-weights', label: label(lens, 'with weights'), weights: true }),
   ];
-  if (wanted.includes('scalar'))
-    peers.push(attnlensPeer(await init({ simd: false }),
-      { id: 'attnlens-scalar', label: 'attnlens scalar wasm, output only', weights: false }));
+  if (lens.build === 'relaxed') {
+    const simd = await init({ build: 'simd' });
+    peers.push(attnlensPeer(simd, { id: 'attnlens-simd', label: label(simd, 'output only'), weights: false }));
+  }
+  if (wanted.includes('scalar')) {
+    const scalar = await init({ build: 'scalar' });
+    peers.push(attnlensPeer(scalar, { id: 'attnlens-scalar', label: label(scalar, 'output only'), weights: false }));
+  }
   return { lens, peers };
 }
 

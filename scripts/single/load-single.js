@@ -3,9 +3,12 @@
 import createModule from '../../web/dist/attnlens-simd.mjs';
 import wasmBase64 from 'virtual:attnlens-simd-wasm-base64';
 
-import { isNode, simdSupported } from '../../web/engine/runtime.js';
+import { isNode, relaxedSimdSupported, simdSupported } from '../../web/engine/runtime.js';
 
-export { isNode, simdSupported };
+export { isNode, relaxedSimdSupported, simdSupported };
+
+/** The only engine build inlined here. */
+export const ENGINE_BUILDS = ['simd'];
 
 function decode(base64) {
   const text = atob(base64);

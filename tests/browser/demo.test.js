@@ -6,7 +6,8 @@ import * as ref from '../js/reference.js';
 import { startBrowser } from './support.js';
 
 const SENTENCE = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired', '.'];
-const FIGURES = ['bars', 'pipeline', 'heatmap', 'mask-heatmap', 'heads', 'play-bars', 'play-heatmap', 'play-pipeline'];
+const FIGURES = ['bars', 'pipeline', 'heatmap', 'mask-heatmap', 'heads', 'play-bars', 'play-heatmap', 'play-pipeline',
+  'generate', 'generate-heads'];
 const MODEL_SENTENCE = 'The cat sat on the mat because it was tired.';
 
 // The same model run by the same engine in Node: the browser must load the same weights and agree.
@@ -44,10 +45,11 @@ describe('demo page in headless Chromium', () => {
   it('runs the SIMD module and the heatmap draws the weights it computed', async () => {
     const page = await openDemo(browser);
     const engine = await page.evaluate(() => {
-      const { simd, arch } = document.getElementById('mask-heatmap').lens;
-      return { simd, arch };
+      const { simd, arch, build } = document.getElementById('mask-heatmap').lens;
+      return { simd, arch, build };
     });
-    assert.deepEqual(engine, { simd: true, arch: 'wasm' });
+    // Chromium validates relaxed SIMD: init() picks the fused multiply-add build.
+    assert.deepEqual(engine, { simd: true, arch: 'wasm_relaxed', build: 'relaxed' });
     const data = await sentenceData(page);
     assert.deepEqual(data.tokens, SENTENCE);
     const want = ref.attention(flat(data.Q), flat(data.K), flat(data.V), { dK: 4 }).weights;
@@ -154,6 +156,34 @@ describe('demo page in headless Chromium', () => {
     await page.click('#big');
     await page.waitForFunction(() => document.getElementById('big-heatmap').tokens?.length === 2048);
     assert.match(await page.textContent('#big-note'), /2048 × 2048/);
+    assert.deepEqual(page.problems, []);
+  });
+
+  it('figure 7: stories260K writes what it writes in Node, is labelled honestly, and a new seed writes another story', async () => {
+    const page = await openDemo(browser);
+    const { init } = await import('attnlens');
+    const lm = await (await init()).loadModel('stories260K');
+    const read = () => page.evaluate(() => {
+      const el = document.getElementById('generate');
+      return { prompt: el.prompt, steps: el.steps, temperature: el.temperature, topP: el.topP, seed: el.seed, text: el.generation.text };
+    });
+    const shown = await read();
+    const want = lm.generate(shown.prompt, { steps: shown.steps, temperature: shown.temperature, topP: shown.topP, seed: shown.seed });
+    assert.equal(shown.text, want.text);
+    const section = await page.locator('section[aria-labelledby="h-writes"]').textContent();
+    assert.match(section, /260,000 parameters/);
+    assert.match(section, /TinyStories/);
+    assert.match(section, /knows little\s+else/);
+    assert.match(section, /attention\s+is real/);
+    await page.click('#generate-seed');
+    await page.evaluate(() => document.getElementById('generate').updateComplete);
+    const next = await read();
+    assert.equal(next.seed, shown.seed + 1);
+    assert.equal(next.text, lm.generate(shown.prompt, { steps: shown.steps, temperature: shown.temperature, topP: shown.topP, seed: next.seed }).text);
+    assert.notEqual(next.text, shown.text);
+    assert.match(await page.textContent('#generate-note'), new RegExp(`Seed ${next.seed}`));
+    const heads = await page.evaluate(() => { const el = document.getElementById('generate-heads'); return [el.layers, el.heads, el.tokens[0]]; });
+    assert.deepEqual(heads, [5, 8, '<s>']);
     assert.deepEqual(page.problems, []);
   });
 

@@ -163,18 +163,19 @@ describe('the installed tarball in the browser, under a strict CSP', () => {
 
   it('a Vite 7 build of a project importing the engine and the elements works, wasm found', async () => {
     const assets = await readdir(path.join(site, 'vite', 'assets'));
-    assert.ok(assets.some((f) => /^attnlens-simd-.*\.wasm$/.test(f)), `Vite emitted the engine's wasm: ${assets}`);
+    for (const build of ['relaxed', 'simd', 'scalar'])
+      assert.ok(assets.some((f) => new RegExp(`^attnlens-${build}-.*\\.wasm$`).test(f)), `Vite emitted the ${build} engine's wasm: ${assets}`);
     const { page: p, requests, csp } = await open('/vite/');
     assert.equal(csp, STRICT_CSP);
     await p.waitForFunction(() => window.__engine);
     const engine = await p.evaluate(() => window.__engine);
     assert.equal(engine.error, undefined, engine.error);
-    assert.equal(engine.arch, 'wasm');
+    assert.equal(engine.arch, 'wasm_relaxed', 'Chromium runs the relaxed-SIMD build');
     assert.ok(ref.maxAbsDiff(engine.weights, WANT) < 1e-5, 'engine weights');
     assertFigures(await figures(p), 'vite');
     const wasm = requests.filter((u) => u.endsWith('.wasm')).map((u) => new URL(u).pathname);
     assert.equal(wasm.length, 1, `one wasm fetched: ${wasm}`);
-    assert.match(wasm[0], /^\/vite\/assets\/attnlens-simd-.*\.wasm$/);
+    assert.match(wasm[0], /^\/vite\/assets\/attnlens-relaxed-.*\.wasm$/);
     assert.ok(!requests.some((u) => /model/.test(u)), 'the model add-on is not loaded');
     assertOffline(p);
     await assertCspEnforced(p);
@@ -186,7 +187,7 @@ describe('the installed tarball in the browser, under a strict CSP', () => {
     const r = await figures(p);
     assertFigures(r, 'static');
     assert.ok(ref.maxAbsDiff(r.bars, WANT.slice(2 * N, 3 * N)) < 1e-5, 'bars show the row of "offline"');
-    assert.ok(requests.some((u) => u.endsWith('/static/attnlens/web/dist/attnlens-simd.wasm')), 'the wasm next to the module');
+    assert.ok(requests.some((u) => u.endsWith('/static/attnlens/web/dist/attnlens-relaxed.wasm')), 'the wasm next to the module');
     assertOffline(p);
     await assertCspEnforced(p);
   });

@@ -335,7 +335,7 @@ std::vector<int> naive_encode(const LlamaTokenizer& t, const std::string& text) 
   for (;;) {
     float best = -1e10f;
     int best_id = -1, best_at = -1;
-    for (std::size_t i = 0; i + 1 < ids.size(); ++i) {
+    for (std::size_t i = 1; i + 1 < ids.size(); ++i) {  // BOS (i = 0) stays
       const int id = lookup(t.piece(ids[i]) + t.piece(ids[i + 1]));
       if (id >= 0 && t.score(id) > best) best = t.score(id), best_id = id, best_at = static_cast<int>(i);
     }
@@ -495,5 +495,27 @@ TEST_CASE("stories260K: greedy output equals llama2.c's recorded text, from .bin
     CHECK(text200 == std::string(t200.begin(), t200.end()));
   }
   CHECK(tokenizer.encode("Once upon a time") == std::vector<int>{1, 403, 407, 261, 378});
+
+  // The real weights against the float64 reference: empty, byte-fallback Unicode and
+  // near-context-length inputs (the tolerances B2's JavaScript reference uses).
+  std::string story;
+  for (std::string longer; tokenizer.encode(longer = story + "Lily and Tom played with a big red ball. ").size() <= 510;)
+    story = longer;
+  for (const std::string& text : {std::string(), std::string("Na\xC3\xAFve caf\xC3\xA9 \xF0\x9F\x98\x80 \xE2\x82\xAC" "5"), story}) {
+    const std::vector<std::int32_t> ids = tokenizer.encode(text);
+    REQUIRE(ids.size() <= 512);
+    CAPTURE(ids.size());
+    std::vector<std::vector<float>> attention;
+    const auto logits = logits_of(from_bin, std::vector<int>(ids.begin(), ids.end()), &attention);
+    const Reference ref = reference_forward(w, std::vector<int>(ids.begin(), ids.end()));
+    double worst_logit = 0, worst_weight = 0;
+    for (int i = 0; i < 512; ++i) worst_logit = std::max(worst_logit, std::fabs(logits[i] - ref.logits[i]));
+    for (int l = 0; l < 5; ++l)
+      for (std::size_t i = 0; i < ref.attention[l].size(); ++i)
+        worst_weight = std::max(worst_weight, std::fabs(attention[l][i] - ref.attention[l][i]));
+    CHECK(worst_logit <= 1e-4);
+    CHECK(worst_weight <= 2e-5);
+    MESSAGE("n = " << ids.size() << ": logits " << worst_logit << ", attention " << worst_weight);
+  }
 }
 #endif

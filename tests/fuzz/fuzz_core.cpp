@@ -306,7 +306,8 @@ void fuzz_attention(FuzzedDataProvider& fdp, bool owning) {
                     w_len = mul(s.heads, s.n_q, s.n_k);
   Buffer q = make_buffer(fdp, q_len, false, &bounded, values);
   Buffer k = make_buffer(fdp, k_len, false, &bounded, values);
-  Buffer v = make_buffer(fdp, v_len, false, &bounded, values);
+  // Optional: a weights-only call (no output) does not read v.
+  Buffer v = make_buffer(fdp, v_len, true, &bounded, values);
   const Mask mask = make_mask(fdp, s.n_k);
   const attnlens::AttentionOptions options = make_options(fdp, mask);
   const attnlens::Kernel kernel = kernel_of(fdp);
@@ -316,9 +317,9 @@ void fuzz_attention(FuzzedDataProvider& fdp, bool owning) {
            std::to_string(s.n_k) + " d_k=" + std::to_string(s.d_k) + " d_v=" +
            std::to_string(s.d_v) + "} q" + describe(q) + " k" + describe(k) + " v" + describe(v) +
            " " + describe(options, mask, kernel);
-  const bool inputs_ok = is_valid(q, q_len) && is_valid(k, k_len) && is_valid(v, v_len) &&
-                         q_len && k_len && v_len && q_len != SIZE_MAX && k_len != SIZE_MAX &&
-                         v_len != SIZE_MAX;
+  const bool qk_ok = is_valid(q, q_len) && is_valid(k, k_len) && q_len && k_len && v_len &&
+                     q_len != SIZE_MAX && k_len != SIZE_MAX && v_len != SIZE_MAX;
+  const bool inputs_ok = qk_ok && is_valid(v, v_len);
   const bool mask_ok = mask.span().empty() || (!mask.null_data && mask.bytes.size() == s.n_k);
   const bool scale_ok = !options.scale || (std::isfinite(*options.scale) && *options.scale > 0);
   const std::size_t work = mul(w_len, std::max(s.d_k, s.d_v));
@@ -360,16 +361,19 @@ void fuzz_attention(FuzzedDataProvider& fdp, bool owning) {
     return;
   }
 
-  Buffer output = make_buffer(fdp, o_len, false, &bounded, values);
+  Buffer output = make_buffer(fdp, o_len, true, &bounded, values);
   Buffer weights = make_buffer(fdp, w_len, true, &bounded, values);
   Buffer scores = make_buffer(fdp, w_len, true, &bounded, values);
   const attnlens::AttentionOutputs out{output.out(), weights.out(), scores.out()};
   g_call += " output" + describe(output) + " weights" + describe(weights) + " scores" +
             describe(scores);
-  const bool outputs_ok = is_valid(output, o_len) && o_len &&
+  // Every result buffer is optional (without output, v is optional too), but one is needed.
+  const bool outputs_ok = o_len && (output.out().empty() || is_valid(output, o_len)) &&
                           (weights.out().empty() || is_valid(weights, w_len)) &&
-                          (scores.out().empty() || is_valid(scores, w_len));
-  const bool valid = inputs_ok && outputs_ok && mask_ok && scale_ok;
+                          (scores.out().empty() || is_valid(scores, w_len)) &&
+                          !(output.out().empty() && weights.out().empty() && scores.out().empty());
+  const bool v_ok = is_valid(v, v_len) || (output.out().empty() && v.in().empty());
+  const bool valid = qk_ok && v_ok && outputs_ok && mask_ok && scale_ok;
   const std::string expected = attnlens::check_attention(s, in, options, out);
   if (valid != expected.empty())
     fail("check_attention", valid ? "rejected a valid call: " + expected
@@ -415,7 +419,7 @@ void fuzz_multi_head(FuzzedDataProvider& fdp) {
   Buffer x_kv = cross ? make_buffer(fdp, xkv_len, false, &bounded, values) : Buffer{};
   Buffer w_q = make_buffer(fdp, w_len, false, &bounded, values);
   Buffer w_k = make_buffer(fdp, w_len, false, &bounded, values);
-  Buffer w_v = make_buffer(fdp, w_len, false, &bounded, values);
+  Buffer w_v = make_buffer(fdp, w_len, true, &bounded, values);  // optional without output
   Buffer w_o = make_buffer(fdp, w_len, true, &bounded, values);
   Buffer b_q = make_buffer(fdp, s.d_model, true, &bounded, values);
   Buffer b_k = make_buffer(fdp, s.d_model, true, &bounded, values);
@@ -424,7 +428,7 @@ void fuzz_multi_head(FuzzedDataProvider& fdp) {
   const Mask mask = make_mask(fdp, n_k);
   const attnlens::AttentionOptions options = make_options(fdp, mask);
   const attnlens::Kernel kernel = kernel_of(fdp);
-  Buffer output = make_buffer(fdp, xq_len, false, &bounded, values);
+  Buffer output = make_buffer(fdp, xq_len, true, &bounded, values);
   Buffer weights = make_buffer(fdp, a_len, true, &bounded, values);
 
   attnlens::MultiHeadInputs in;
@@ -458,10 +462,12 @@ void fuzz_multi_head(FuzzedDataProvider& fdp) {
                         xq_len <= limit && xkv_want <= limit && w_len <= limit && a_want <= limit;
   const bool valid =
       shape_ok && is_valid(x_q, xq_len) && (!cross_given || is_valid(x_kv, xkv_want)) &&
-      is_valid(w_q, w_len) && is_valid(w_k, w_len) && is_valid(w_v, w_len) &&
+      is_valid(w_q, w_len) && is_valid(w_k, w_len) &&
+      (is_valid(w_v, w_len) || (output.out().empty() && w_v.in().empty())) &&
       optional_ok(w_o, w_len) && optional_ok(b_q, s.d_model) && optional_ok(b_k, s.d_model) &&
       optional_ok(b_v, s.d_model) && optional_ok(b_o, s.d_model) &&
-      (in.b_o.empty() || !in.w_o.empty()) && is_valid(output, xq_len) &&
+      (in.b_o.empty() || !in.w_o.empty()) &&
+      (is_valid(output, xq_len) || (output.out().empty() && !weights.out().empty())) &&
       (weights.out().empty() || is_valid(weights, a_want)) &&
       (mask.span().empty() || (!mask.null_data && mask.bytes.size() == keys)) &&
       (!options.scale || (std::isfinite(*options.scale) && *options.scale > 0));

@@ -118,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 2: {
-        const Bytes file = in.ConsumeRemainingBytesAsBytes<std::uint8_t>();
+        const Bytes file = in.ConsumeRemainingBytes<std::uint8_t>();
         Llama model;
         if (load_llama2c({file.data(), file.size()}, model, kMaxBytes).empty()) {
           FuzzedDataProvider rest(data, size);

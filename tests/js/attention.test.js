@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { init } from 'attnlens';
+import { init, relaxedSimdSupported } from 'attnlens';
 import * as ref from './reference.js';
 
-const builds = [
-  ['SIMD', await init()],
-  ['scalar', await init({ simd: false })],
-];
+// Every build this runtime runs. Node 20 runs the relaxed one only with
+// --experimental-wasm-relaxed-simd: scripts/test.sh runs this file again that way with
+// ATTNLENS_TEST_BUILDS=relaxed, and then a missing relaxed build is a failure, not a skip.
+const ARCH = { relaxed: 'wasm_relaxed', simd: 'wasm', scalar: 'scalar' };
+const asked = process.env.ATTNLENS_TEST_BUILDS?.split(',');
+if (asked?.includes('relaxed') && !relaxedSimdSupported())
+  throw new Error('ATTNLENS_TEST_BUILDS names relaxed, but this runtime has no relaxed SIMD');
+const names = asked ?? ['relaxed', 'simd', 'scalar'].filter((b) => b !== 'relaxed' || relaxedSimdSupported());
+const builds = [];
+for (const build of names) builds.push([build, await init({ build })]);
 
 const shapes = [
   { heads: 1, nQ: 1, nK: 1, dK: 1, dV: 1 },
@@ -33,8 +39,9 @@ function maskFor(nK, seed) {
 for (const [name, lens] of builds) {
   describe(`lens.attention (${name} build)`, () => {
     it('reports which build runs', () => {
-      assert.equal(lens.simd, name === 'SIMD');
-      assert.equal(lens.arch, name === 'SIMD' ? 'wasm' : 'scalar');
+      assert.equal(lens.build, name);
+      assert.equal(lens.simd, name !== 'scalar');
+      assert.equal(lens.arch, ARCH[name]);
     });
 
     for (const [i, s] of shapes.entries()) {
@@ -141,5 +148,34 @@ describe('init', () => {
   it('rejects bad options with TypeError', () => {
     assert.throws(() => init({ simd: 'yes' }), { name: 'TypeError', message: /simd/ });
     assert.throws(() => init({ threads: 2 }), { name: 'TypeError', message: /unknown option 'threads'/ });
+    assert.throws(() => init({ build: 3 }), { name: 'TypeError', message: /options\.build/ });
+  });
+  it('picks the fastest build the runtime runs, and forces one with { build }', async () => {
+    assert.equal((await init()).build, relaxedSimdSupported() ? 'relaxed' : 'simd');
+    assert.equal((await init({ build: 'simd' })).build, 'simd');
+    assert.equal((await init({ simd: false })).build, 'scalar');
+    assert.equal(await init({ simd: false }), await init({ build: 'scalar' }));
+    assert.throws(() => init({ build: 'avx' }), { name: 'RangeError', message: /options\.build must be one of relaxed, simd, scalar/ });
+    assert.throws(() => init({ build: 'simd', simd: false }), { name: 'RangeError', message: /contradicts/ });
+    if (!relaxedSimdSupported())
+      await assert.rejects(init({ build: 'relaxed' }), { message: /--experimental-wasm-relaxed-simd/ });
+  });
+  it('ceilingProbe() reports a steady-state ceiling of the build that runs', async () => {
+    for (const [name, lens] of builds) {
+      const c = lens.ceilingProbe({ iterations: 2e4, calls: 3, warmupCalls: 2, warmupMs: 0 });
+      assert.ok(c.mulAdd.gflops >= c.mulAdd.median && c.mulAdd.median >= c.mulAdd.min && c.mulAdd.min > 0);
+      assert.equal(c.flops, 96 * 2e4);
+      assert.equal(c.calls, 3);
+      // Fused multiply-add exists exactly in the relaxed build, and is then the build's ceiling.
+      assert.equal(c.fma !== null, name === 'relaxed', name);
+      assert.equal(c.op, name === 'relaxed' ? 'fma' : 'mul+add');
+      assert.equal(c.gflops, (c.fma ?? c.mulAdd).gflops);
+      const once = lens.ceilingProbe(1e4);
+      assert.equal(once.flops, 96e4);
+      assert.ok(once.gflops > 0 && once.ms > 0);
+      assert.throws(() => lens.ceilingProbe({ calls: 0 }), { name: 'RangeError', message: /options\.calls/ });
+      assert.throws(() => lens.ceilingProbe({ warmupMs: 'x' }), { name: 'TypeError', message: /options\.warmupMs/ });
+      assert.throws(() => lens.ceilingProbe({ iters: 1 }), { name: 'TypeError', message: /unknown option 'iters'/ });
+    }
   });
 });

@@ -8,18 +8,24 @@ import { runInBrowser } from '../../scripts/bench/browser.mjs';
 import * as core from '../../scripts/bench/core.js';
 
 const options = { ...core.parseArgs(['--sizes', '32', '--heads', '2', '--runs', '1']), warmupMs: 0 };
-const expected = ['attnlens', 'attnlens-weights', 'attnlens-scalar', 'ort-plain', 'ort-mha',
-  'ort-attention23', 'tfjs-wasm', 'plain-js'];
+// Every build the runtime runs: the relaxed one adds a SIMD128 row (Chromium; Node only with its
+// relaxed-SIMD flag).
+const expectedFor = (fastest) => ['attnlens', 'attnlens-weights', ...(fastest === 'relaxed' ? ['attnlens-simd'] : []),
+  'attnlens-scalar', 'ort-plain', 'ort-mha', 'ort-attention23', 'tfjs-wasm', 'plain-js'];
 
-function checkRecords(records) {
+function checkRecords(records, ceiling) {
+  const fastest = records[0].build;
+  const expected = expectedFor(fastest);
   assert.deepEqual(records.map((r) => r.peer), expected);
   for (const r of records) {
     assert.equal(r.error, undefined, `${r.peer}: ${r.error}`);
     assert.ok(r.maxAbsDiff <= 1e-5, `${r.peer} differs from attnlens by ${r.maxAbsDiff}`);
     assert.ok(r.ms > 0 && r.runs === 1, `${r.peer} was timed`);
   }
-  const report = core.formatReport(records, { env: 'test' });
-  assert.match(report, /\| 2 \| 32 \| attnlens SIMD, output only \|/);
+  const report = core.formatReport(records, { env: 'test', ceiling });
+  assert.match(report, fastest === 'relaxed' ? /\| 2 \| 32 \| attnlens relaxed SIMD, output only \|/
+    : /\| 2 \| 32 \| attnlens SIMD128, output only \|/);
+  assert.match(report, /Ceiling, 12 independent f32x4 chains/);
   assert.equal(core.jsonLines(records, { runtime: 'node' }).split('\n').length, expected.length);
 }
 
@@ -27,15 +33,18 @@ describe('benchmark smoke test (n = 32, h = 2)', () => {
   it('in Node: every peer agrees with attnlens', async () => {
     const { lens, peers } = await loadPeers(options.peers);
     const ceiling = core.measureCeiling(lens, { runs: 3, iterations: 1e4 });
-    assert.ok(ceiling.gflops > 0);
+    assert.ok(ceiling.gflops > 0 && ceiling.mulAdd.gflops > 0);
     const records = await core.runBenchmark({ ...options, peers, ceiling });
-    checkRecords(records);
+    checkRecords(records, ceiling);
     assert.ok(records.find((r) => r.peer === 'attnlens').heapBytesPerCall > 0);
   });
 
   it('in headless Chromium: every peer agrees with attnlens, and the frame test runs', async () => {
     const result = await runInBrowser({ ...options, frame: { n: 64, h: 2, frames: 2 } });
-    checkRecords(result.records);
+    checkRecords(result.records, result.ceiling);
+    // Chromium validates relaxed SIMD: the fastest build and its fused multiply-add ceiling.
+    assert.equal(result.records[0].build, 'relaxed');
+    assert.ok(result.ceiling.fma.gflops > 0 && result.ceiling.end.fma.gflops > 0);
     assert.equal(result.frame.n, 64);
     assert.ok(result.frame.medianMs > 0);
   });

@@ -57,6 +57,11 @@ describe('attnlens command line', () => {
       [['render'], 2, /render needs a data file/],
       [['draw', good], 2, /unknown command "draw"/],
       [['render', good, '--figure', 'pipeline'], 1, /attn-pipeline needs vectors/],
+      [['render', good, '--figure', 'compare'], 2, /compare figure cannot be rendered from one data file/],
+      [['render', good, '--heads', 'all'], 2, /unknown option --heads for the heatmap figure/],
+      [['render', good, '--figure', 'lines', '--threshold', '2'], 2, /threshold must be a number from 0/],
+      [['render', good, '--figure', 'lines', '--key', 'dog'], 2, /--key "dog" is not one of the tokens/],
+      [['render', good, '--hide', 'the cat sat down'], 2, /hide removes every/],
     ];
     for (const [args, code, message] of cases) {
       const r = await run(args);
@@ -68,7 +73,7 @@ describe('attnlens command line', () => {
   });
 
   it('escapes every token in every figure that shows them', async () => {
-    for (const figure of ['heatmap', 'bars', 'heads']) {
+    for (const figure of ['heatmap', 'bars', 'heads', 'lines']) {
       const r = await run(['render', path.join(dir, 'hostile.json'), '--figure', figure, '--query', '0']);
       assert.equal(r.code, 0, r.stderr);
       const svg = r.stdout;
@@ -116,8 +121,9 @@ describe('attnlens command line', () => {
 
   it('finds the figures from web/elements/svg/ and lists them in help', async () => {
     const names = await figureNames();
-    for (const name of ['heatmap', 'bars', 'heads', 'pipeline']) assert.ok(names.includes(name), name);
+    for (const name of ['heatmap', 'bars', 'heads', 'pipeline', 'lines']) assert.ok(names.includes(name), name);
     assert.ok(!names.includes('matrix-image'), 'helper modules are not figures');
+    assert.ok(!names.includes('compare'), 'two-source figures are not offered');
     const help = await run(['help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, new RegExp(`--figure NAME +${names.join(' \\| ')}`));

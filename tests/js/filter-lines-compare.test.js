@@ -119,3 +119,21 @@ describe('SVG of <attn-lines> and <attn-compare> in Node', () => {
     }
   });
 });
+
+describe('the command line renders <attn-lines> and honours hide', () => {
+  it('render(data, { figure: "lines", query, hide, renormalize }) draws the filtered row', async () => {
+    const { render } = await import('../../web/cli/render.js');
+    const { figures } = await import('../../web/cli/figures.js');
+    const tokens = ['[CLS]', 'a', 'b', 'c'];
+    const attention = ref.randomAttention(1, 1, 4, 12, 2);
+    const svg = await render({ tokens, attention }, { figure: 'lines', query: 2, hide: '[CLS]', renormalize: true });
+    const row = attention[0][0][3].slice(1);
+    const sum = row.reduce((x, y) => x + y, 0);
+    const lines = attrs(svg, 'path').filter((p) => p['data-query'] !== undefined);
+    assert.deepEqual(lines.map((p) => +p['data-key']), [0, 1, 2].filter((j) => row[j] / sum >= 0.01));
+    assert.ok(lines.length >= 2);
+    lines.forEach((p) => assert.ok(Math.abs(+p['data-weight'] - row[+p['data-key']] / sum) < 1e-6));
+    assert.ok(!svg.includes('[CLS]'), 'the hidden token is not drawn');
+    assert.equal((await figures()).compare, undefined, 'compare needs two sources: not a command-line figure');
+  });
+});

@@ -142,6 +142,13 @@ describe('stories260K through lens.loadModel', () => {
     assert.equal(sentence.stopped, 'stop');
     assert.ok(sentence.text.endsWith('.') && sentence.text.indexOf('.') === sentence.text.length - 1);
     assert.throws(() => lm.generate('', { onToken: () => { throw new Error('from the callback'); } }), /from the callback/);
+    const inner = [];
+    const outer = lm.generate('', { steps: 5, temperature: 0, onToken: () => {
+      inner.push(lm.run('Hi').ids.length);  // run() inside a generation is fine
+      assert.throws(() => lm.generate('x'), /onToken/);
+    } });
+    assert.deepEqual([...outer.ids], GREEDY_IDS.slice(0, 5));
+    assert.deepEqual(inner, [3, 3, 3, 3, 3]);
     assert.equal(lm.generate('', { steps: 3, temperature: 0 }).ids.length, 3);  // still usable
   });
 
@@ -254,6 +261,14 @@ describe('other sources and layouts', () => {
     new DataView(huge.buffer).setInt32(0, 16384, true);
     new DataView(huge.buffer).setInt32(8, 256, true);
     await refuse(huge, { tokenizer: TOKENIZER }, /truncated|needs/);
+    // A consistent file whose full-context KV cache (40 layers × 131,072 positions) exceeds the
+    // 2 GiB heap: refused before allocating, and the engine stays usable.
+    const [layers, seqLen] = [40, 131072];
+    const floats = 512 * 64 + layers * (2 * 64 + 4 * 64 * 64 + 3 * 64 * 172) + 64 + seqLen * 8;
+    const tooBig = new Uint8Array(28 + 4 * floats);
+    new Int32Array(tooBig.buffer, 0, 7).set([64, 172, layers, 8, 8, 512, seqLen]);
+    await refuse(tooBig, { tokenizer: TOKENIZER }, /KV cache, more than the \d+ MiB/);
+    assert.equal(lm.generate('', { steps: 2, temperature: 0 }).ids.length, 2);
     const st = writeSafetensors(model, 'F32');
     await refuse(st, { tokenizer: TOKENIZER }, /safetensors.*config/);
     await refuse({ config: { ...CONFIG, model_type: 'gpt2' }, weights: st, tokenizer: TOKENIZER }, undefined, /model_type/);

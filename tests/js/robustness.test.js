@@ -53,7 +53,7 @@ for (const simd of [true, false]) {
           const args = [MAX_H * MAX_N * dK, MAX_H * MAX_N * dK, MAX_H * MAX_N * dV].map(values);
           for (const causal of [false, true])
             for (const keyMask of [undefined, mask])
-              for (const opts of [{}, { weights: false }, { returnScores: true }])
+              for (const opts of [{}, { weights: false }, { returnScores: true }, { output: false }])
                 lens.attention(...args, { dK, dV, heads: MAX_H, causal, keyMask, ...opts });
         }
       for (const dModel of [4, 8, 12, MAX_MODEL]) {
@@ -93,9 +93,17 @@ for (const simd of [true, false]) {
           if (r.next() < 0.3) opts.scale = 0.01 + r.next() * 4;
           if (r.next() < 0.2) opts.returnScores = true;
           else if (r.next() < 0.2) opts.weights = false;
-          const out = lens.attention(q, k, v, opts);
-          watch(call, `attention ${JSON.stringify({ heads, nQ, nK, ...opts, keyMask: opts.keyMask && 'given' })}`);
-          assert.equal(out.output.length, heads * nQ * dV);
+          else if (r.next() < 0.2) opts.output = false;  // weights only
+          if (r.next() < 0.3) {  // results into caller arrays
+            opts.into = {};
+            if (opts.weights !== false && r.next() < 0.7) opts.into.weights = new Float32Array(heads * nQ * nK);
+            if (opts.output !== false && r.next() < 0.7) opts.into.output = new Float32Array(heads * nQ * dV);
+            if (opts.returnScores && r.next() < 0.7) opts.into.scores = new Float32Array(heads * nQ * nK);
+          }
+          const out = lens.attention(q, k, opts.output === false && r.next() < 0.5 ? null : v, opts);
+          watch(call, `attention ${JSON.stringify({ heads, nQ, nK, ...opts, keyMask: opts.keyMask && 'given', into: opts.into && Object.keys(opts.into) })}`);
+          if (opts.output !== false) assert.equal(out.output.length, heads * nQ * dV);
+          for (const [slot, array] of Object.entries(opts.into ?? {})) assert.equal(out[slot], array);
           if (opts.weights !== false) assert.equal(out.weights.length, heads * nQ * nK);
           if (opts.returnScores) assert.equal(out.scores.length, heads * nQ * nK);
           counts.ok++;
@@ -106,9 +114,12 @@ for (const simd of [true, false]) {
           if (r.next() < 0.5) opts.wO = w;
           if (r.next() < 0.3) opts.xKV = values(r.int(1, MAX_N) * dModel);
           if (r.next() < 0.3) opts.causal = true;
+          if (r.next() < 0.2) opts.output = false;
+          if (r.next() < 0.2) opts.into = { weights: new Float32Array(h * n * (opts.xKV ? opts.xKV.length / dModel : n)) };
           const out = lens.multiHead(values(n * dModel), opts);
           watch(call, `multiHead ${JSON.stringify({ n, dModel, heads: h, wO: !!opts.wO, nKV: opts.xKV && opts.xKV.length / dModel, causal: opts.causal })}`);
-          assert.equal(out.output.length, n * dModel);
+          if (opts.output !== false) assert.equal(out.output.length, n * dModel);
+          if (opts.into) assert.equal(out.weights, opts.into.weights);
           counts.ok++;
         } else if (kind === 5) {  // wrong types
           expectError(TypeError, r.pick([
@@ -119,6 +130,9 @@ for (const simd of [true, false]) {
             () => lens.attention(q, k, v, { dK, dV, heads, keyMask: Array(nK).fill(1) }),
             () => lens.attention(q, k, v, { dK, dV, heads, nope: 1 }),
             () => lens.multiHead(q, { dModel: dK, wQ: null, wK: q, wV: q }),
+            () => lens.attention(q, k, v, { dK, dV, heads, into: { weights: new Float64Array(heads * nQ * nK) } }),
+            () => lens.attention(q, k, v, { dK, dV, heads, into: [] }),
+            () => lens.attention(q, k, null, { dK, dV, heads }),
           ]));
         } else if (kind === 6) {  // wrong values
           const bad = Float32Array.from(q);
@@ -130,6 +144,9 @@ for (const simd of [true, false]) {
             () => lens.attention(q, k, v, { dK, dV, heads, keyMask: new Uint8Array(nK + 1) }),
             () => lens.attention(q, k, v, { dK: dK + 0.5, dV, heads }),
             () => lens.attention(new Float32Array(0), k, v, { dK, dV, heads }),
+            () => lens.attention(q, k, v, { dK, dV, heads, into: { weights: new Float32Array(heads * nQ * nK + 1) } }),
+            () => lens.attention(q, k, v, { dK, dV, heads, output: false, weights: false }),
+            () => lens.attention(q, k, v, { dK, dV, heads, output: false, into: { output: new Float32Array(heads * nQ * dV) } }),
           ]));
         } else if (kind === 7) {  // too large: nQ·nK·4 bytes ≥ 2.5 GB (dK = 1, short arrays)
           const n = r.pick([25_000, 50_000, 100_000]);

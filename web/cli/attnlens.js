@@ -8,6 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
+import { OWN_OPTIONS } from './figures.js';
 import { DataError, FORMATS, OptionError, figureNames, render } from './render.js';
 import { STATE } from '../elements/lib/state.js';
 
@@ -26,7 +27,9 @@ render options:
   --pixel-ratio R   PNG pixels per SVG unit (default 2)
   --title TEXT      the HTML document's title
   state:            --layer N --head N --query N|TOKEN --step S --scale auto|none|X
-                    --temperature T --mask none|causal|padding|"causal padding"`;
+                    --temperature T --mask none|causal|padding|"causal padding"
+                    --hide "TOKEN|N …" --renormalize true|false
+  lines:            --heads all|"N …" --key N|TOKEN --threshold W`;
 
 class UsageError extends Error {}
 
@@ -47,7 +50,7 @@ async function readInput(file) {
 }
 
 async function renderCommand(args) {
-  const stateOptions = Object.fromEntries(Object.keys(STATE).map((name) => [name, { type: 'string' }]));
+  const stateOptions = Object.fromEntries([...Object.keys(STATE), ...OWN_OPTIONS].map((name) => [name, { type: 'string' }]));
   const { values, positionals } = parseArgs({
     args, allowPositionals: true, strict: true,
     options: {

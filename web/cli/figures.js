@@ -6,6 +6,46 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { AttnElement } from '../elements/lib/base.js';
+import { shapeOf } from '../elements/lib/filter.js';
+import { DEFAULT_THRESHOLD, headsToDraw, parseHeadList } from '../elements/lib/lines-layout.js';
+import { STATE } from '../elements/lib/state.js';
+
+/**
+ * Figures whose SVG needs more than the shared state (their own attributes): the options they
+ * take (named as the attributes) and how the element turns those into its SVG state.
+ */
+const OWN_STATE = {
+  lines: {
+    options: ['heads', 'key', 'threshold'],
+    async svgState(result, state, given) {
+      const { parseThreshold } = await import('../elements/attn-lines.js');
+      let key = given.key === undefined ? -1 : STATE.query.parse(given.key);
+      if (typeof key === 'string') {
+        const text = key;
+        key = shapeOf(result).keyTokens.findIndex((t) => t.trim() === text.trim());
+        if (key < 0) throw new RangeError(`--key ${JSON.stringify(text)} is not one of the tokens`);
+      }
+      if (key >= shapeOf(result).nK) throw new RangeError(`--key ${key} is out of range: there are ${shapeOf(result).nK} keys`);
+      const focus = state.query >= 0 ? { side: 'query', index: state.query } : key >= 0 ? { side: 'key', index: key } : null;
+      return {
+        layer: state.layer, heads: headsToDraw(parseHeadList(given.heads ?? null), result, state.head), focus,
+        threshold: given.threshold === undefined ? DEFAULT_THRESHOLD : parseThreshold(given.threshold),
+      };
+    },
+  },
+};
+
+/** Figures the command line cannot draw from one data file, and why. */
+const NOT_HERE = {
+  compare: 'it compares two data sources (its a-/b- attributes); use the element and its toSVG()',
+  generate: 'it runs a language model token by token in the page; use the element and its toSVG()',
+};
+
+/** Every option some figure takes beyond the shared state. */
+export const OWN_OPTIONS = [...new Set(Object.values(OWN_STATE).flatMap((f) => f.options))];
+
+/** Why `name` cannot be rendered here, or undefined. */
+export const notRenderable = (name) => NOT_HERE[name];
 
 const SVG_DIR = new URL('../elements/svg/', import.meta.url);
 const ELEMENTS = new URL('../elements/', import.meta.url);
@@ -30,7 +70,7 @@ export async function figures() {
         throw error;
       }
       const element = Object.values(module).find((v) => typeof v === 'function' && v.prototype instanceof AttnElement);
-      if (element) out[name] = { name, tag, svg, element };
+      if (element && !NOT_HERE[name]) out[name] = { name, tag, svg, element, own: OWN_STATE[name] };
     }
     return out;
   })();

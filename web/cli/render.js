@@ -5,12 +5,13 @@
 import { readFile } from 'node:fs/promises';
 
 import { init } from '../attnlens.js';
-import { runModel } from '../elements/lib/compute.js';
+import { isAggregate, runModel, selectedMatrix } from '../elements/lib/compute.js';
 import { DataError, parseData, parseTokens } from '../elements/lib/data.js';
-import { exportableData, standaloneHTML } from '../elements/lib/standalone.js';
+import { applyFilter } from '../elements/lib/filter.js';
+import { exportableData, standaloneHTML, stateAttributes } from '../elements/lib/standalone.js';
 import { DEFAULTS, STATE } from '../elements/lib/state.js';
 import { themeFor } from '../elements/lib/theme.js';
-import { figures } from './figures.js';
+import { OWN_OPTIONS, figures, notRenderable } from './figures.js';
 
 export const FORMATS = ['svg', 'html', 'png'];
 
@@ -32,6 +33,7 @@ export async function figureNames() {
 
 async function figureNamed(name) {
   const all = await figures();
+  if (notRenderable(name)) throw new OptionError(`the ${name} figure cannot be rendered from one data file: ${notRenderable(name)}`);
   if (!Object.hasOwn(all, name))
     throw new OptionError(`unknown figure ${JSON.stringify(name)}: the figures are ${Object.keys(all).join(', ')}`);
   return all[name];
@@ -108,22 +110,41 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   };
   if (width !== undefined) width = number('width', width);
   pixelRatio = number('pixel-ratio', pixelRatio);
-  const unknown = Object.keys(given).filter((k) => !Object.hasOwn(STATE, k));
-  if (unknown.length) throw new OptionError(`unknown option ${unknown.map((k) => `--${k}`).join(', ')}`);
   const figure = await figureNamed(figureName);
   const { element } = figure;
+  const own = Object.fromEntries(Object.entries(given).filter(([k]) => OWN_OPTIONS.includes(k)));
+  for (const k of Object.keys(own)) delete given[k];
+  const unknown = [...Object.keys(given).filter((k) => !Object.hasOwn(STATE, k)),
+    ...Object.keys(own).filter((k) => !figure.own?.options.includes(k))];
+  if (unknown.length) throw new OptionError(`unknown option ${unknown.map((k) => `--${k}`).join(', ')} for the ${figure.name} figure`);
 
   let data = parseData(input, { maxTokens: element.maxTokens });
   if (data.kind === 'model') data = await runModel(await engine(), data, (tokens) => parseTokens(tokens, element.maxTokens));
   const state = stateFor(figure, data, given);
-  const result = element.prototype.compute(data.kind === 'attention' ? null : await engine(), data, state);
+  let result;
+  try {
+    result = applyFilter(element.prototype.compute(data.kind === 'attention' ? null : await engine(), data, state), state);
+  } catch (error) {
+    if (error instanceof RangeError && /^hide/.test(error.message)) throw new OptionError(`--${error.message}`);
+    throw error;
+  }
   checkState(state, result, figure);
+  // What the elements pass their SVG function besides the state: the matrix shown (aggregated by
+  // the engine for head="mean"/"max" or layer="rollout") and the query's row of it.
+  const weights = Array.isArray(result.weights) && selectedMatrix(isAggregate(state.layer, state.head) ? await engine() : null, result, state.layer, state.head);
+  const nK = result.nK ?? result.n;
+  let svgState = { ...state, weights: weights || undefined, row: weights && state.query >= 0 ? weights.subarray(state.query * nK, (state.query + 1) * nK) : undefined };
+  try {
+    if (figure.own) svgState = await figure.own.svgState(result, state, own);
+  } catch (error) {
+    throw error instanceof RangeError ? new OptionError(error.message.startsWith('--') ? error.message : `--${error.message}`) : error;
+  }
 
   if (format === 'html') {
-    const attributes = Object.keys(STATE).map((name) => [name, String(state[name])]);
+    const attributes = [...stateAttributes(state), ...Object.entries(own).map(([k, v]) => [k, String(v)]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
     return standaloneHTML({ tag: figure.tag, attributes, data: exportableData(input, data), bundle: await readBundle(), theme, title });
   }
-  const svg = figure.svg(result, themeFor(theme ?? 'light'), state, { width });
+  const svg = figure.svg(result, themeFor(theme ?? 'light'), svgState, { width });
   return format === 'svg' ? svg : rasterise(svg, pixelRatio);
 }
 

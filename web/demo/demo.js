@@ -138,14 +138,27 @@ function setUpPlayground() {
   fromTokens();
 }
 
+// 7. The writing model: a new seed writes another story from the same prompt.
+function setUpGenerate() {
+  const figure = $('generate'), note = $('generate-note');
+  const say = () => { note.textContent = `Seed ${figure.seed}.`; };
+  $('generate-seed').addEventListener('click', () => {
+    figure.seed += 1;
+    say();
+  });
+  say();
+}
+
 async function main() {
   setUpPipeline();
   setUpMaskButtons();
   setUpBig();
   setUpPlayground();
+  setUpGenerate();
   const lens = await loadEngine();
   setUpModel(lens);
-  $('engine').textContent = `Engine: ${lens.simd ? 'WebAssembly SIMD128' : 'scalar WebAssembly'} (${lens.arch}), running on this page.`;
+  const builds = { relaxed: 'WebAssembly relaxed SIMD', simd: 'WebAssembly SIMD128', scalar: 'scalar WebAssembly' };
+  $('engine').textContent = `Engine: ${builds[lens.build]} (${lens.arch}), running on this page.`;
 }
 
 main().catch((error) => {

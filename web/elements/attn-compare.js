@@ -11,6 +11,7 @@ import { drawCrosshair, gridMove } from './lib/crosshair.js';
 import { DataError } from './lib/data.js';
 import { signed } from './lib/difference.js';
 import { h, sizeCanvas } from './lib/dom.js';
+import { selectedMatrix } from './lib/compute.js';
 import { clip } from './lib/export.js';
 import { applyFilter } from './lib/filter.js';
 import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
@@ -163,8 +164,8 @@ export class AttnCompare extends AttnElement {
       const r = result[s], { layer, head } = this.#sideState(s, r);
       const details = [
         (this.getAttribute(`model-${s}`)),
-        (differ('layer') || r.layers > 1) && typeof layer === 'number' ? `layer ${layer + 1}` : null,
-        (differ('head') || r.heads > 1) && typeof head === 'number' ? `head ${head + 1}` : null,
+        layer === 'rollout' ? 'rollout' : (differ('layer') || r.layers > 1) ? `layer ${layer + 1}` : null,
+        layer === 'rollout' ? null : typeof head === 'string' ? `${head} of heads` : (differ('head') || r.heads > 1) ? `head ${head + 1}` : null,
       ].filter(Boolean);
       sides[s] = { layer, head, label: this.getAttribute(`label-${s}`) ?? (details.length ? `${s.toUpperCase()} (${details.join(', ')})` : s.toUpperCase()) };
     }
@@ -175,7 +176,7 @@ export class AttnCompare extends AttnElement {
 
   render(result) {
     const theme = this.theme;
-    const model = comparePanels(result, this.#sides(result), this.#view, theme);
+    const model = comparePanels(result, this.#sides(result), this.#view, theme, (r, l, hd) => selectedMatrix(this.lens, r, l, hd));
     // A shared picker means nothing once both sides name their own head (or layer).
     if (this.hasAttribute('head-a') && this.hasAttribute('head-b')) this.headLabel.hidden = true;
     if (this.hasAttribute('layer-a') && this.hasAttribute('layer-b')) this.layerLabel.hidden = true;
@@ -221,8 +222,11 @@ export class AttnCompare extends AttnElement {
     sizeCanvas(overlay, w, hgt, ratio);
     c.fillStyle = css(theme.bg);
     c.fillRect(0, 0, w, hgt);
-    const cells = cellsLayer(panel.unit, n, panel.scale, panel.masked);
-    drawMatrix(c, { cells, mask: maskLayer(panel.masked, n), x: gutter, y: gutter, size: cell * n, theme, ratio });
+    const cells = cellsLayer(panel.unit, panel.rows, panel.scale, panel.masked, panel.cols);
+    drawMatrix(c, {
+      cells, mask: maskLayer(panel.masked, panel.rows, panel.cols), x: gutter, y: gutter,
+      width: cell * panel.cols, height: cell * panel.rows, theme, ratio,
+    });
     if (labels) {
       c.fillStyle = css(theme.fg);
       c.textBaseline = 'middle';
@@ -345,7 +349,9 @@ export class AttnCompare extends AttnElement {
   // ——— export ———
 
   svg(result, theme) {
-    return compareSVG(result, theme, { view: this.#view, sides: this.#sides(result) });
+    const sides = this.#sides(result);
+    const weights = { a: selectedMatrix(this.lens, result.a, sides.a.layer, sides.a.head), b: selectedMatrix(this.lens, result.b, sides.b.layer, sides.b.head) };
+    return compareSVG(result, theme, { view: this.#view, sides, weights });
   }
 }
 

@@ -1,25 +1,7 @@
 // <attn-generate>: a causal language model writes token by token; the figure shows where each new
 // token looked. Importing this module registers it.
 import type { AttnErrorDetail } from './lib/base.js';
-
-/** One generated token as lm.generate returns it. */
-export interface GenerateStep {
-  id: number;
-  token: string;
-  /** The position that produced this token (its attention row has position + 1 entries). */
-  position: number;
-  /** Per layer, Float32Array [heads·(position + 1)]. */
-  attention: Float32Array[];
-  /** The top candidates of the distribution the token was drawn from. */
-  candidates: { id: number; token: string; p: number }[];
-}
-
-/** The part of a language model (lens.loadModel) the figure uses. */
-export interface GenerateModel {
-  run(text: string): { ids: Int32Array; tokens: string[]; layers: { heads: number; attention: Float32Array }[] };
-  generate(prompt: string, options?: { steps?: number; temperature?: number; topP?: number; seed?: number }):
-    { ids: Int32Array; tokens: string[]; text: string; stopped: string; steps: GenerateStep[] };
-}
+import type { Candidate, GenerateResult, LanguageModel, LmRunResult } from '../model/llama.js';
 
 /** What the figure shows now. */
 export interface GenerateFrame {
@@ -36,7 +18,7 @@ export interface GenerateFrame {
   token: string | null;
   /** Where the newest token looked: weights over the tokens before it (null: none). */
   looked: Float32Array | null;
-  candidates: { id: number; token: string; p: number }[];
+  candidates: Candidate[];
   chosen: number | null;
   /** Heatmap rows written so far, of `size` (every position the model read). */
   filledRows: number;
@@ -53,7 +35,7 @@ export interface AttnGenerateEventMap extends Omit<HTMLElementEventMap, 'error' 
   change: CustomEvent<GenerateChangeDetail>;
   error: CustomEvent<AttnErrorDetail>;
   /** A generation finished and is drawn (before playback). */
-  generate: CustomEvent<{ generation: ReturnType<GenerateModel['generate']>; run: ReturnType<GenerateModel['run']> }>;
+  generate: CustomEvent<{ generation: GenerateResult; run: LmRunResult }>;
   render: Event;
 }
 
@@ -62,11 +44,11 @@ export declare class AttnGenerate extends HTMLElement {
   model: string;
   /** The text to continue (default 'Once upon a time'). */
   prompt: string;
-  /** Tokens to write (default 40; fewer when the model ends the story or the context is full). */
+  /** Tokens to write (default 32; fewer when the model ends the story or the context is full). */
   steps: number;
-  /** Sampling temperature (default 0.8; 0: always the most likely token). */
+  /** Sampling temperature (default 1; 0: always the most likely token). */
   temperature: number;
-  /** Nucleus sampling: keep the smallest set of tokens whose probability reaches topP (default 0.9). */
+  /** Nucleus sampling: keep the smallest set of tokens whose probability reaches topP (default 1: off). */
   topP: number;
   /** Seed of the sampler (default 1): the same seed writes the same text. */
   seed: number;
@@ -74,13 +56,13 @@ export declare class AttnGenerate extends HTMLElement {
   /** A head index or 'mean' (the mean over the layer's heads, the default). */
   head: number | 'mean';
   /** A model object to use instead of loading `model` (null: load `model`). */
-  languageModel: GenerateModel | null;
+  languageModel: LanguageModel | null;
   /** The step shown: −1 (the prompt only) … steps − 1. */
   current: number;
   readonly playing: boolean;
   readonly frame: GenerateFrame | null;
-  readonly generation: ReturnType<GenerateModel['generate']> | null;
-  readonly promptRun: ReturnType<GenerateModel['run']> | null;
+  readonly generation: GenerateResult | null;
+  readonly promptRun: LmRunResult | null;
   /** Every token's text: the prompt's (BOS first), then the generated ones. */
   readonly tokens: string[] | null;
   readonly error: string | null;
@@ -92,7 +74,8 @@ export declare class AttnGenerate extends HTMLElement {
   stepForward(): void;
   stepBack(): void;
   redraw(): void;
-  toSVG(): string;
+  /** The figure now as SVG; `width` sets the size it shows at. */
+  toSVG(options?: { width?: number }): string;
   toPNG(options?: { pixelRatio?: number }): Promise<Blob>;
   addEventListener<K extends keyof AttnGenerateEventMap>(type: K, listener: (this: this, ev: AttnGenerateEventMap[K]) => unknown, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions): void;

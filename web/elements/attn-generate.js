@@ -9,7 +9,7 @@ import { announce, fmt, isActivation, quote, strongest } from './lib/a11y.js';
 import { loadEngine } from './lib/base.js';
 import { css } from './lib/color.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { canvasDataURL, clip, downloadFigure, svgToPNG } from './lib/export.js';
+import { clip, downloadFigure, svgToPNG } from './lib/export.js';
 import { GenerationView, OPTIONS } from './lib/generation.js';
 import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
 import { baseCSS, sheet } from './lib/styles.js';
@@ -20,6 +20,8 @@ import { generateSVG } from './svg/generate.js';
 const HTMLElementBase = globalThis.HTMLElement ?? class {};
 const STEP_MS = 450, TOP_LOOKS = 6, MAX_PLOT = 420;
 const reducedMotion = () => globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
+
+const STOPPED = { eos: 'The model ended the story here.', context: 'The context (all the tokens the model can read) is full.' };
 
 const models = new Map();
 /** A language model, loaded once per name for every figure on the page. */
@@ -43,9 +45,9 @@ const STYLE = `
   border: 1px solid var(--attn-line); border-radius: 4px;
 }
 .player { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 6px; }
-.player .progress { color: var(--attn-muted); }
+.player .progress, .player .stopped { color: var(--attn-muted); }
 .text {
-  white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.9; margin: 0 0 8px; padding: 6px;
+  position: relative; white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.9; margin: 0 0 8px; padding: 6px;
   border: 1px solid var(--attn-line); border-radius: 4px; max-height: 14em; overflow-y: auto;
 }
 .text span { border-radius: 3px; padding: 1px 0; }
@@ -102,6 +104,7 @@ export class AttnGenerate extends HTMLElementBase {
     this.backButton = button('back', 'Step back', '◀', () => this.#user(() => this.stepBack()));
     this.forwardButton = button('forward', 'Step forward', '▶', () => this.#user(() => this.stepForward()));
     this.progress = h('span', { class: 'progress num', 'aria-hidden': 'true' });
+    this.stopped = h('span', { class: 'stopped' });
     this.layerPicker = h('select', { 'aria-label': 'Layer' });
     this.headPicker = h('select', { 'aria-label': 'Head' });
     this.layerPicker.addEventListener('change', () => this.#pick('layer', Number(this.layerPicker.value)));
@@ -126,7 +129,7 @@ export class AttnGenerate extends HTMLElementBase {
     this.statusBox = h('div', { class: 'status', role: 'status' }, 'Loading…');
     this.errorBox = h('div', { class: 'error', role: 'alert', part: 'error', hidden: true });
     this.body = h('div', { class: 'body', part: 'body', hidden: true },
-      h('div', { class: 'player' }, this.playButton, this.backButton, this.forwardButton, this.progress),
+      h('div', { class: 'player' }, this.playButton, this.backButton, this.forwardButton, this.progress, this.stopped),
       this.text,
       h('div', { class: 'panels' },
         h('section', {}, this.looksTitle, this.looks),
@@ -213,6 +216,9 @@ export class AttnGenerate extends HTMLElementBase {
         this.#mode('figure');
         this.#fillPickers();
         this.#draw();
+        this.stopped.textContent = STOPPED[generation.stopped] ?? '';
+        announce(this.live, `${this.model} wrote ${generation.steps.length} tokens. ${STOPPED[generation.stopped] ?? ''} ` +
+          'Press play, or focus the text and use the arrow keys.');
         this.dispatchEvent(new CustomEvent('generate', { bubbles: true, detail: { generation, run } }));
         if (this.hasAttribute('autoplay') && !reducedMotion()) this.play();
       } catch (error) {
@@ -438,7 +444,10 @@ export class AttnGenerate extends HTMLElementBase {
     this.text.setAttribute('aria-label', f.newest >= 0
       ? `The text so far; the newest token is ${quote(v.labels[f.newest])}. Arrow keys step, space plays or pauses.`
       : 'The prompt. Press play or the right arrow key to write.');
-    spans[f.newest]?.scrollIntoView?.({ block: 'nearest' });
+    // Keep the newest token in view inside the text box (never scroll the page).
+    const newest = spans[f.newest];
+    if (newest && newest.offsetTop + newest.offsetHeight > this.text.scrollTop + this.text.clientHeight)
+      this.text.scrollTop = newest.offsetTop + newest.offsetHeight - this.text.clientHeight + 4;
   }
 
   #drawLooks(v, f, where) {
@@ -526,13 +535,12 @@ export class AttnGenerate extends HTMLElementBase {
 
   // ——— export ———
 
-  /** The figure now as a standalone SVG document (a string). */
-  toSVG() {
+  /** The figure now as a standalone SVG document (a string); `width` sets the size it shows at. */
+  toSVG(options) {
     if (!this.#view) throw new Error(this.#error ?? 'the figure has nothing to export yet');
     const f = this.frame, v = this.#view;
-    return generateSVG({ ...f, labels: v.labels, pieces: v.pieces, heatmap: v.size ? canvasDataURL(this.canvas) : null,
-      model: this.model, where: this.#where() },
-    readTheme(this));
+    return generateSVG({ ...f, labels: v.labels, matrix: v.matrix(this.layer, this.head), model: this.model, where: this.#where() },
+      readTheme(this), options);
   }
 
   /** The figure now as a PNG image (rasterised from the SVG). */

@@ -4,10 +4,10 @@
 import { AttnHeatmap } from './attn-heatmap.js';
 import { headPattern, isActivation, navigate } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
-import { headMatrix, isAggregate, maskMatrix } from './lib/compute.js';
+import { headMatrix, isAggregate } from './lib/compute.js';
 import { selectionLabel } from './lib/selection.js';
 import { h, sizeCanvas } from './lib/dom.js';
-import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
+import { MatrixLayers, drawMatrix } from './lib/matrix-canvas.js';
 import { headsSVG } from './svg/heads.js';
 
 const STYLE = `
@@ -32,6 +32,7 @@ export class AttnHeads extends AttnElement {
   static pickers = false;
 
   #thumbs = null;
+  #canvases = new MatrixLayers();  // one pixel canvas refilled for every thumbnail
   #focus = null;  // { layer, head } with the keyboard's tab stop
 
   setup(body) {
@@ -65,8 +66,7 @@ export class AttnHeads extends AttnElement {
     const size = Math.max(36, Math.min(96, Math.floor((width - 70 - heads * 14) / heads)));
     const key = `${size}`;
     if (this.#thumbs?.result !== result || this.#thumbs.theme !== theme || this.#thumbs.key !== key) {
-      const masked = maskMatrix(result.masks, n, nK);
-      const mask = maskLayer(masked, n, nK);
+      const { masked, layer: mask } = this.#canvases.masks(result.masks, n, nK);
       const box = thumbBox(n, nK, size);
       this.grid.replaceChildren(...Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, `Layer ${l + 1}`),
@@ -74,7 +74,8 @@ export class AttnHeads extends AttnElement {
           const weights = headMatrix(result, l, hd);
           const canvas = h('canvas', { 'aria-hidden': 'true' });
           const ctx = sizeCanvas(canvas, size, size);
-          drawMatrix(ctx, { cells: cellsLayer(weights, n, theme.scale, masked, nK), mask, ...box, theme, ratio: globalThis.devicePixelRatio || 1 });
+          drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
+            ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
           return h('div', {
             class: 'thumb', role: 'gridcell', 'data-layer': l, 'data-head': hd,
             'aria-label': `Layer ${l + 1}, head ${hd + 1}: ${nK === n ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`,

@@ -6,12 +6,12 @@
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
-import { isAggregate, maskMatrix } from './lib/compute.js';
+import { isAggregate } from './lib/compute.js';
 import { MAX_PRECOMPUTED_TOKENS } from './lib/data.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { drawCrosshair } from './lib/crosshair.js';
 import { clip } from './lib/export.js';
-import { cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
+import { MatrixLayers, drawMatrix, hatch } from './lib/matrix-canvas.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { ZoomView, zoomGestures } from './lib/zoom.js';
 import { heatmapSVG } from './svg/heatmap.js';
@@ -48,6 +48,8 @@ export class AttnHeatmap extends AttnElement {
 
   #layout = null;       // { gutter, cell, plot, n, labels }
   #layers = null;       // { key, cells, mask, masked }
+  #canvases = new MatrixLayers();  // reused by every redraw: no n²-sized allocation
+  #legendKey = null;    // the theme the legend's ramp was drawn with
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
   #frame = 0;
@@ -136,9 +138,9 @@ export class AttnHeatmap extends AttnElement {
     const key = `${this.layer}/${this.head}`;
     if (this.#layers?.result !== result || this.#layers.key !== key || this.#layers.theme !== theme) {
       const weights = this.weights;
-      const masked = maskMatrix(result.masks, n, nK);
+      const { masked, layer } = this.#canvases.masks(result.masks, n, nK);
       this.#layers = { result, key, theme, weights, masked,
-        cells: cellsLayer(weights, n, theme.scale, masked, nK), mask: maskLayer(masked, n, nK) };
+        cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask: layer };
     }
     if (this.#viewKey !== `${n}×${nK}`) {  // new table size: start unzoomed
       this.#viewKey = `${n}×${nK}`;
@@ -285,7 +287,7 @@ export class AttnHeatmap extends AttnElement {
     ctx.fillRect(0, 0, width, height);
     const source = v.zoomed ? { x: v.x, y: v.y, width: v.visibleCols, height: v.visibleRows } : null;
     drawMatrix(ctx, { cells: this.#layers.cells, mask: this.#layers.mask, x: gutter, y: gutter,
-      width: plotWidth, height: plotHeight, source, theme, ratio });
+      width: plotWidth, height: plotHeight, source, theme, ratio, cache: this.#canvases.hatch });
     if (labels) {
       const { tokens } = this.result, keys = this.result.keyTokens ?? tokens;
       ctx.fillStyle = css(theme.fg);
@@ -333,15 +335,18 @@ export class AttnHeatmap extends AttnElement {
   }
 
   #drawLegend(theme) {
-    const ramp = this.ramp.getContext('2d');
-    for (let x = 0; x < 120; x++) {
-      ramp.fillStyle = theme.scale.css(x / 119);
-      ramp.fillRect(x, 0, 1, 10);
-    }
-    const swatch = this.swatch.getContext('2d');
-    swatch.fillStyle = hatch(swatch, theme);
-    swatch.fillRect(0, 0, 10, 10);
     const masked = this.#layers.masked !== null;
+    if (this.#legendKey !== theme) {  // the ramp and swatch change with the theme only
+      this.#legendKey = theme;
+      const ramp = this.ramp.getContext('2d');
+      for (let x = 0; x < 120; x++) {
+        ramp.fillStyle = theme.scale.css(x / 119);
+        ramp.fillRect(x, 0, 1, 10);
+      }
+      const swatch = this.swatch.getContext('2d');
+      swatch.fillStyle = hatch(swatch, theme);
+      swatch.fillRect(0, 0, 10, 10);
+    }
     this.swatch.hidden = !masked;
     this.swatchLabel.hidden = !masked;
     const aggregate = isAggregate(this.layer, this.head);

@@ -7,11 +7,12 @@
 import { isActivation } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
+import { selectedMatrix } from './lib/compute.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { shapeOf } from './lib/filter.js';
 import {
   BUCKETS, DEFAULT_THRESHOLD, bucketAlpha, describeFocus, eachLine, focusWeights, headLayers, headName,
-  headsToDraw, hitTest, lineWidth, linesLayout, parseHeadList, rowY,
+  headsToDraw, hitTest, lineWidth, linesLayout, parseHeadList, rowY, weightNote,
 } from './lib/lines-layout.js';
 import { STATE } from './lib/state.js';
 import { linesSVG } from './svg/lines.js';
@@ -104,7 +105,7 @@ export class AttnLines extends AttnElement {
 
   /** The heads drawn (indices, or the current `head` when no `heads` attribute is given). */
   get selectedHeads() {
-    return this.result ? headsToDraw(this.#headList, this.result, this.head) : this.#headList === 'all' ? [] : [...(this.#headList ?? [this.head])];
+    return this.result ? headsToDraw(this.#headList, this.result, this.head, this.layer) : this.#headList === 'all' ? [] : [...(this.#headList ?? [this.head])];
   }
   /** Heads to draw: 'all', a list of indices, or null (the current head). Reflects to `heads`. */
   set selectedHeads(value) {
@@ -216,10 +217,10 @@ export class AttnLines extends AttnElement {
     if (this.#keyText !== null) this.#setKey(this.#keyText, { reflect: false });
     if (this.#key >= nK) this.#key = nK - 1;
     const theme = this.theme;
-    const heads = headsToDraw(this.#headList, result, this.head);
+    const heads = headsToDraw(this.#headList, result, this.head, this.layer);
     const cacheKey = `${this.layer}|${heads.join(',')}`;
     if (this.#layers?.result !== result || this.#layers.cacheKey !== cacheKey || this.#layers.theme !== theme)
-      this.#layers = { result, cacheKey, theme, list: headLayers(result, this.layer, heads, theme) };
+      this.#layers = { result, cacheKey, theme, list: headLayers(result, this.layer, heads, theme, (l, hd) => selectedMatrix(this.lens, result, l, hd)) };
     if (this.#headList !== null) this.headLabel.hidden = true;
 
     const ctx = this.canvas.getContext('2d');
@@ -253,7 +254,7 @@ export class AttnLines extends AttnElement {
           swatch(color(head) ?? theme.line), headName(head)));
       }
     } else for (const { head, color: c } of list) entries.push(h('span', { class: 'entry' }, swatch(c), headName(head)));
-    entries.push(h('span', { class: 'hint' }, `line opacity = weight; under ${this.#threshold} not drawn`));
+    entries.push(h('span', { class: 'hint' }, `line opacity = weight (${weightNote(this.layer, heads)}); under ${this.#threshold} not drawn`));
     this.legend.replaceChildren(...entries);
   }
 
@@ -449,14 +450,16 @@ export class AttnLines extends AttnElement {
 
   // ——— export ———
 
-  svg(result, theme) {
+  svg(result, theme, options) {
+    const heads = headsToDraw(this.#headList, result, this.head, this.layer);
     return linesSVG(result, theme, {
-      layer: this.layer, heads: headsToDraw(this.#headList, result, this.head), focus: this.focused, threshold: this.#threshold,
-    });
+      layer: this.layer, heads, focus: this.focused, threshold: this.#threshold,
+      weights: heads.map((hd) => selectedMatrix(this.lens, result, this.layer, hd)),
+    }, options);
   }
 }
 
-function parseThreshold(value) {
+export function parseThreshold(value) {
   const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   if (typeof x !== 'number' || !Number.isFinite(x) || x < 0 || x >= 1)
     throw new RangeError(`threshold must be a number from 0 up to (not including) 1 (got ${JSON.stringify(value)})`);

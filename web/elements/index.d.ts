@@ -8,7 +8,7 @@ export { AttnHeads } from './attn-heads.js';
 export { AttnLines } from './attn-lines.js';
 export { AttnCompare } from './attn-compare.js';
 export { AttnGenerate } from './attn-generate.js';
-export type { GenerateFrame, GenerateModel, GenerateStep } from './attn-generate.js';
+export type { GenerateChangeDetail, GenerateFrame } from './attn-generate.js';
 export { AttnElement, loadEngine } from './lib/base.js';
 export type {
   AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, HeadChoice, LayerChoice, Mask, ModelData,

@@ -44,6 +44,18 @@ export class CallBuffers {
     return this.module.HEAPF32.slice(start, start + length);
   }
 
+  /** Copies `target.length` floats of slot `name` straight into the caller's `target`. */
+  readInto(name, target) {
+    const start = this.address[name] / 4;
+    target.set(this.module.HEAPF32.subarray(start, start + target.length));
+    return target;
+  }
+
+  /** `into` when given (filled from the heap), else a fresh array of `length` floats. */
+  result(name, length, into) {
+    return into ? this.readInto(name, into) : this.readFloats(name, length);
+  }
+
   free() {
     if (this.base) this.module._free(this.base);
     this.base = 0;

@@ -2,12 +2,20 @@
 // browsers, without any network request: Node reads the .wasm from disk; browsers fetch it from
 // the same folder as the module (the URL is relative to import.meta.url, so bundlers see it).
 
-import { isNode, simdSupported } from './runtime.js';
+import { isNode, relaxedSimdSupported, simdSupported } from './runtime.js';
 
-export { isNode, simdSupported };
+export { isNode, relaxedSimdSupported, simdSupported };
+
+/** The engine builds this loader has, fastest first (init() takes the first the runtime runs). */
+export const ENGINE_BUILDS = ['relaxed', 'simd', 'scalar'];
 
 // Literal URLs, one per build, so that bundlers can find and copy the files.
 const builds = {
+  // SIMD128 + relaxed SIMD's fused multiply-add (f32x4.relaxed_madd).
+  relaxed: {
+    factory: () => import('../dist/attnlens-relaxed.mjs'),
+    wasm: () => new URL('../dist/attnlens-relaxed.wasm', import.meta.url),
+  },
   simd: {
     factory: () => import('../dist/attnlens-simd.mjs'),
     wasm: () => new URL('../dist/attnlens-simd.wasm', import.meta.url),
@@ -20,6 +28,10 @@ const builds = {
   model: {
     factory: () => import('../dist/attnlens-model.mjs'),
     wasm: () => new URL('../dist/attnlens-model.wasm', import.meta.url),
+  },
+  'model-relaxed': {
+    factory: () => import('../dist/attnlens-model-relaxed.mjs'),
+    wasm: () => new URL('../dist/attnlens-model-relaxed.wasm', import.meta.url),
   },
 };
 
@@ -35,7 +47,7 @@ async function readFileNode(url) {
   return fs.readFileSync(url);
 }
 
-/** Instantiates one build ('simd', 'scalar' or 'model') and returns the Emscripten module. */
+/** Instantiates one build ('relaxed', 'simd', 'scalar', 'model' or 'model-relaxed') and returns the Emscripten module. */
 export async function instantiate(variant) {
   const build = builds[variant];
   const { default: createModule } = await build.factory();

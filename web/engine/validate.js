@@ -85,3 +85,36 @@ export function exactLength(name, array, want, wantText) {
   if (array.length !== want)
     throw new RangeError(`${name}.length must be ${wantText} = ${want} (got ${array.length})`);
 }
+
+/**
+ * `options.into`: caller-owned Float32Arrays the results are written into. `slots` maps each
+ * result to [length, lengthText] when it is computed, or to the reason it is not (a string).
+ * Checks type (TypeError), exact length and overlap (RangeError), and refuses views of the
+ * engine's own memory (`heap`: its ArrayBuffer), which a later call may overwrite or detach.
+ */
+export function into(name, value, slots, heap) {
+  if (value === undefined || value === null) return {};
+  const given = options(name, value, Object.keys(slots));
+  const arrays = {};
+  for (const [slot, want] of Object.entries(slots)) {
+    const array = given[slot];
+    if (array === undefined || array === null) continue;
+    const label = `${name}.${slot}`;
+    if (!(array instanceof Float32Array))
+      throw new TypeError(`${label} must be a Float32Array (got ${describe(array)})`);
+    if (array.buffer === heap)
+      throw new TypeError(`${label} is a view of the engine's own WebAssembly memory: pass an array of your own`);
+    if (typeof want === 'string') throw new RangeError(`${label} is given but ${want}: nothing would be written to it`);
+    exactLength(label, array, want[0], want[1]);
+    for (const [other, otherArray] of Object.entries(arrays))
+      if (overlaps(array, otherArray))
+        throw new RangeError(`${label} and ${name}.${other} share memory: each result needs an array of its own`);
+    arrays[slot] = array;
+  }
+  return arrays;
+}
+
+function overlaps(a, b) {
+  if (a.buffer !== b.buffer) return false;
+  return a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
+}

@@ -4,8 +4,9 @@
 //   const model = await lens.loadModel();            // Node: the installed model package
 //   const r = model.run('The cat sat on the mat.');  // tokens, ids, layers[l].attention, embedding
 import { CallBuffers, formatBytes } from '../engine/heap.js';
-import { instantiate, simdSupported } from '../engine/load.js';
+import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
+import { cachedLoad, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
 import { isLanguageModelSource, loadLanguageModel } from './llama.js';
@@ -28,33 +29,14 @@ const utf8Decoder = new TextDecoder();
 export function loadModel(source, options) {
   // 'stories260K', { tokenizer } or { config, weights, tokenizer }: a causal language model.
   if (isLanguageModelSource(source, options)) return loadLanguageModel(source, options);
-  const o = check.options('options', options, ['onProgress']);
-  if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
-    throw new TypeError(`options.onProgress must be a function (got ${check.describe(o.onProgress)})`);
-  const report = (stage, loaded, total) => {
-    try {
-      o.onProgress?.({ stage, loaded, total });
-    } catch (e) {
-      console.warn('attnlens: onProgress threw', e);
-    }
-  };
-  const key = cacheKey(source);
-  if (key !== null && cache.has(key)) {
-    const cached = cache.get(key);
-    cached.then(() => report('ready', 1, 1), () => {});
-    return cached;
-  }
-  const pending = load(source, report);
-  if (key !== null) {
-    cache.set(key, pending);
-    pending.catch(() => cache.delete(key));  // a failed load may be retried
-  }
-  return pending;
+  const { report } = loadOptions(options, ['onProgress']);
+  return cachedLoad(cache, cacheKey(source), report, () => load(source, report));
 }
 
 async function load(source, report) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  const modulePromise = instantiate('model');
+  // The relaxed-SIMD module (fused multiply-add) where the runtime validates it.
+  const modulePromise = instantiate(relaxedSimdSupported() ? 'model-relaxed' : 'model');
   modulePromise.catch(() => {});  // awaited below; avoid an unhandled rejection meanwhile
   const bytes = await modelBytes(source, (loaded, total) => report('download', loaded, total));
   report('initialise', 0, 1);

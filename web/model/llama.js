@@ -7,6 +7,7 @@
 import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
 import { instantiate, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
+import { cachedLoad, loadOptions } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { readBytes, toUrl } from './source.js';
 
@@ -47,29 +48,9 @@ export function isLanguageModelSource(source, options) {
  * bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are cached.
  */
 export function loadLanguageModel(source, options) {
-  const o = check.options('options', options, ['onProgress', 'tokenizer', 'config']);
-  if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
-    throw new TypeError(`options.onProgress must be a function (got ${check.describe(o.onProgress)})`);
-  const report = (stage, loaded, total) => {
-    try {
-      o.onProgress?.({ stage, loaded, total });
-    } catch (e) {
-      console.warn('attnlens: onProgress threw', e);
-    }
-  };
+  const { o, report } = loadOptions(options, ['onProgress', 'tokenizer', 'config']);
   const parts = describeSource(source, o);
-  const key = parts.key;
-  if (key !== null && cache.has(key)) {
-    const cached = cache.get(key);
-    cached.then(() => report('ready', 1, 1), () => {});
-    return cached;
-  }
-  const pending = load(parts, report);
-  if (key !== null) {
-    cache.set(key, pending);
-    pending.catch(() => cache.delete(key));  // a failed load may be retried
-  }
-  return pending;
+  return cachedLoad(cache, parts.key, report, () => load(parts, report));
 }
 
 // What to read: { name, format: 'llama2c' | 'huggingface' | 'detect', model, config, tokenizer,
@@ -194,6 +175,8 @@ async function load(parts, report) {
 export class LanguageModel {
   #module;
   #decoder = new TextDecoder();
+  #pieces = new Map();
+  #generating = false;
 
   constructor(module, name) {
     this.#module = module;
@@ -276,6 +259,8 @@ export class LanguageModel {
     if (o.onToken !== undefined && typeof o.onToken !== 'function')
       throw new TypeError(`options.onToken must be a function (got ${check.describe(o.onToken)})`);
     const stops = stopOption(o.stop);
+    if (this.#generating)
+      throw new Error('lm.generate() was called from its own onToken callback: one generation at a time per model');
     const promptIds = this.#input('generate', prompt);
     const m = this.#module;
     const { heads, layers, seqLen } = this.config;
@@ -285,6 +270,7 @@ export class LanguageModel {
     const textDecoder = new TextDecoder();
     return this.#withBuffers({ prompt: 4 * p }, 'lm.generate()', (b) => {
       m.HEAP32.set(promptIds, b.address.prompt / 4);
+      this.#generating = true;
       const begin = m.lmBegin(b.address.prompt, p, seed % 2 ** 32, Math.floor(seed / 2 ** 32), this.#available(), true);
       try {
         if (begin) throw new RangeError(`lm.generate(): ${begin}`);
@@ -306,10 +292,9 @@ export class LanguageModel {
             result.stopped = 'eos';
             break;
           }
-          const candidateTokens = this.#decode(candidateIds, previous).tokens;
-          const piece = this.#decode(new Int32Array([id]), previous);
-          const candidates = Array.from(candidateIds, (cid, i) => ({ id: cid, token: candidateTokens[i], p: candidateP[i] }));
-          const step = { id, token: piece.tokens[0], position, attention, candidates };
+          const piece = this.#piece(id, previous);
+          const candidates = Array.from(candidateIds, (cid, i) => ({ id: cid, token: this.#piece(cid, previous).token, p: candidateP[i] }));
+          const step = { id, token: piece.token, position, attention, candidates };
           ids.push(id);
           result.tokens.push(step.token);
           result.steps.push(step);
@@ -333,8 +318,22 @@ export class LanguageModel {
         return result;
       } finally {
         m.lmEnd();
+        this.#generating = false;
       }
     });
+  }
+
+  // { token, bytes } of one id decoded after `previous`, cached: decoding depends only on the id
+  // and on whether the previous token is BOS.
+  #piece(id, previous) {
+    const key = 2 * id + (previous === BOS ? 1 : 0);
+    let piece = this.#pieces.get(key);
+    if (!piece) {
+      const { tokens, bytes } = this.#decode(new Int32Array([id]), previous);
+      piece = { token: tokens[0], bytes };
+      this.#pieces.set(key, piece);
+    }
+    return piece;
   }
 
   /** Bytes of this model's wasm heap in use and reserved: for leak checks. */

@@ -89,7 +89,10 @@ std::string simd_arch() { return attnlens::simd_arch_name(); }
 std::size_t heap_in_use() { return mallinfo().uordblks; }
 
 // Benchmarking aids (web/engine/lens.js: ceilingProbe(), lastCallBytes()).
-float ceiling_probe(std::uint32_t iterations) { return attnlens::ceiling_probe(iterations); }
+float ceiling_probe(std::uint32_t iterations, bool fused) {
+  return attnlens::ceiling_probe(iterations, fused ? attnlens::ProbeOp::fma : attnlens::ProbeOp::mul_add);
+}
+bool probe_has_fma() { return attnlens::probe_has_fma(); }
 std::size_t last_call_scratch() { return attnlens::last_call_scratch_bytes(); }
 
 // Index of the first NaN or ±inf among `count` floats at `address`, or -1. Blocks of 256 are
@@ -153,6 +156,7 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("simdArch", &simd_arch);
   function("heapInUse", &heap_in_use);
   function("ceilingProbe", &ceiling_probe);
+  function("probeHasFma", &probe_has_fma);
   function("lastCallScratch", &last_call_scratch);
   function("firstNonFinite", &first_non_finite);
 }
@@ -496,8 +500,7 @@ std::string lm_begin(std::uintptr_t ids, std::size_t count, std::uint32_t seed_l
   m.session = std::make_unique<attnlens::model::LlamaState>();
   m.net.reset(*m.session, cfg.seq_len);
   m.ids.assign(p, p + count);
-  m.net.prefill(m.ids, *m.session, &m.attention, kernel(simd));
-  std::vector<std::vector<float>>().swap(m.attention);
+  m.net.prefill(m.ids, *m.session, nullptr, kernel(simd));
   m.rng = attnlens::model::Rng(static_cast<std::uint64_t>(seed_high) << 32 | seed_low);
   return {};
 }

@@ -35,8 +35,9 @@ struct AttentionInputs {
   Span<const float> q, k, v;
 };
 
-// Caller-owned result buffers. `output` [h,nQ,dV] is required; `weights` [h,nQ,nK] and the raw,
-// unscaled, unmasked `scores` QKᵀ [h,nQ,nK] are written only when non-empty.
+// Caller-owned result buffers, each written only when non-empty (at least one must be):
+// `output` [h,nQ,dV], `weights` [h,nQ,nK] and the raw, unscaled, unmasked `scores` QKᵀ [h,nQ,nK].
+// Without `output` the A·V product is skipped and `v` is not read (it may then be empty).
 // Masked weights are exactly 0. A query whose keys are all masked gets all-zero weights and an
 // all-zero output row (never NaN).
 struct AttentionOutputs {

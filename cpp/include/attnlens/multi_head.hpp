@@ -26,7 +26,9 @@ struct MultiHeadInputs {
   Span<const float> b_q, b_k, b_v, b_o;  // [dModel] each, or empty (no bias)
 };
 
-// `output` [nQ, dModel] is required; `weights` [heads, nQ, nK] is written when non-empty.
+// Each written when non-empty (at least one must be): `output` [nQ, dModel] and `weights`
+// [heads, nQ, nK]. Without `output` (weights only) W_V, b_V, W_O and b_O are not used, and W_V
+// may be empty.
 struct MultiHeadOutputs {
   Span<float> output, weights;
 };

@@ -1,18 +1,30 @@
 // Benchmarking aids, not part of the attention API: the multiply-add throughput this machine
-// sustains with 4-lane float vectors (WebAssembly SIMD128 in the wasm build), as a ceiling to
-// report the kernels' GFLOP/s against, and the scratch memory of the last call.
+// sustains with 4-lane float vectors (WebAssembly SIMD128 in the wasm builds, SSE/FMA natively),
+// as a ceiling to report the kernels' GFLOP/s against, and the scratch memory of the last call.
+// One call is one sample: a steady-state ceiling needs warm-up and many calls (web/engine/
+// ceiling.js does that for JavaScript users).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 namespace attnlens {
 
-// Runs `iterations` steps of 12 independent 4-lane chains x ← x·a + b (a multiply then an add:
-// SIMD128 has no fused multiply-add), i.e. 12·4·2 = 96 flops per step, and returns a checksum
-// that depends on every chain so that nothing is optimised away.
-float ceiling_probe(std::uint32_t iterations);
+// Which instruction the probe's chains use.
+enum class ProbeOp {
+  mul_add,  // a multiply then an add (what SIMD128 kernels do)
+  fma,      // a fused multiply-add (relaxed SIMD's f32x4.relaxed_madd; FMA3 natively)
+};
 
-// Flops done by ceiling_probe(iterations).
+// True when this binary has a fused multiply-add f32x4 instruction for ProbeOp::fma (the relaxed
+// wasm build; natively an FMA-capable -march).
+bool probe_has_fma();
+
+// Runs `iterations` steps of 12 independent 4-lane chains x ← x·a + b, i.e. 12·4·2 = 96 flops
+// per step, and returns a checksum that depends on every chain so that nothing is optimised
+// away. ProbeOp::fma without probe_has_fma() runs the mul_add chains.
+float ceiling_probe(std::uint32_t iterations, ProbeOp op = ProbeOp::mul_add);
+
+// Flops done by ceiling_probe(iterations, op) for either op.
 inline double ceiling_probe_flops(std::uint32_t iterations) { return 96.0 * iterations; }
 
 // Bytes of engine scratch the last attention() or multi_head_attention() call on this thread

@@ -27,7 +27,13 @@
 #else
 #define ATTNLENS_NOINLINE
 #endif
+#ifdef ATTNLENS_RELAXED_SIMD
+// The relaxed-SIMD build never goes through binaryen (CMakeLists.txt), so noinline suffices, and
+// the pointers would only be exported symbols.
+#define ATTNLENS_OUT_OF_LINE(...) ((void)0)
+#else
 #define ATTNLENS_OUT_OF_LINE(...) ((void)::attnlens::kernels::address_taken<&__VA_ARGS__>::value)
+#endif
 
 namespace attnlens::kernels {
 
@@ -62,9 +68,20 @@ struct tile_shape<16> {  // AVX-512: 32 zmm registers
   static constexpr std::size_t MK = 6, NQ = 2, MQ = 8, NV = 2, Bq = 64, Bk = 96;
 };
 
+// The shape an arch tag uses: by vector width, unless the tag has a shape of its own.
 template <class Arch>
-struct blocking : tile_shape<vec<Arch>::width> {
-  using shape = tile_shape<vec<Arch>::width>;
+struct tiles_for : tile_shape<vec<Arch>::width> {};
+#ifdef ATTNLENS_RELAXED_SIMD
+// Relaxed SIMD: a fused multiply-add needs no temporary for the product.
+template <>
+struct tiles_for<wasm_relaxed> {
+  static constexpr std::size_t MK = 4, NQ = 2, MQ = 4, NV = 2, Bq = 40, Bk = 64;
+};
+#endif
+
+template <class Arch>
+struct blocking : tiles_for<Arch> {
+  using shape = tiles_for<Arch>;
   static constexpr std::size_t W = vec<Arch>::width;
   static constexpr std::size_t query_cols = shape::NQ * W;  // queries per QKᵀ tile
   static constexpr std::size_t value_cols = shape::NV * W;  // value columns per P·V tile

@@ -12,6 +12,10 @@
 #ifdef ATTNLENS_HAVE_SIMD
 #include <xsimd/xsimd.hpp>
 #endif
+#if defined(ATTNLENS_HAVE_SIMD) && defined(__wasm_relaxed_simd__)
+#include <wasm_simd128.h>
+#define ATTNLENS_RELAXED_SIMD 1
+#endif
 
 namespace attnlens::kernels {
 
@@ -68,6 +72,29 @@ struct vec {
     return xsimd::bitwise_cast<float>(xsimd::bitwise_cast<std::int32_t>(k) << 23);
   }
 };
+#endif
+
+#ifdef ATTNLENS_RELAXED_SIMD
+// WebAssembly SIMD128 plus relaxed SIMD's f32x4.relaxed_madd (fused where the CPU has FMA, as
+// x86-64 with FMA3 and arm64 do; V8 falls back to mul + add elsewhere). xsimd 13 has no relaxed
+// path, so this arch tag reuses its wasm batches and swaps in the fused multiply-add; the
+// kernels pick their tile shapes per tag (blocked.hpp, gemm.hpp).
+struct wasm_relaxed {
+  static constexpr const char* name() { return "wasm_relaxed"; }
+};
+template <>
+struct vec<wasm_relaxed> : vec<xsimd::wasm> {
+  using type = xsimd::batch<float, xsimd::wasm>;
+  static type fma(type a, type b, type c) { return type(wasm_f32x4_relaxed_madd(a, b, c)); }
+};
+#endif
+
+// The arch tag the SIMD kernels of this binary use: the relaxed tag in the relaxed-SIMD wasm
+// build, xsimd's best architecture otherwise.
+#if defined(ATTNLENS_RELAXED_SIMD)
+using simd_arch = wasm_relaxed;
+#elif defined(ATTNLENS_HAVE_SIMD)
+using simd_arch = xsimd::default_arch;
 #endif
 
 // exp(-inf) is exactly 0 in both instantiations (xsimd selects 0 below its lowest argument), which

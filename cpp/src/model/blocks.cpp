@@ -1,5 +1,6 @@
 #include "attnlens/model/blocks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -75,6 +76,76 @@ void merge_heads(const float* o, std::size_t n, std::size_t heads, std::size_t d
   for (std::size_t h = 0; h < heads; ++h)
     for (std::size_t i = 0; i < n; ++i)
       std::memcpy(out + i * heads * dh + h * dh, o + (h * n + i) * dh, dh * sizeof(float));
+}
+
+namespace {
+
+// attend() for one width: D > 0 fixes it at compile time (the loops over it unroll and
+// vectorise), D = 0 reads it from `d`.
+template <std::size_t D>
+void attend_rows(const float* q, std::size_t rows, const float* keys, const float* values, std::size_t n,
+                 std::size_t d, float scale, float* weights, float* out) {
+  const std::size_t width = D ? D : d;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* qr = q + r * width;
+    float* w = weights + r * n;
+    // Four keys at a time: independent sums instead of one long chain of dependent adds.
+    std::size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const float *k0 = keys + j * width, *k1 = k0 + width, *k2 = k1 + width, *k3 = k2 + width;
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (std::size_t c = 0; c < width; ++c) {
+        s0 += qr[c] * k0[c];
+        s1 += qr[c] * k1[c];
+        s2 += qr[c] * k2[c];
+        s3 += qr[c] * k3[c];
+      }
+      w[j] = s0 * scale, w[j + 1] = s1 * scale, w[j + 2] = s2 * scale, w[j + 3] = s3 * scale;
+    }
+    for (; j < n; ++j) {
+      const float* k = keys + j * width;
+      float dot = 0;
+      for (std::size_t c = 0; c < width; ++c) dot += qr[c] * k[c];
+      w[j] = dot * scale;
+    }
+    const float max = *std::max_element(w, w + n);
+    double sum = 0;
+    for (j = 0; j < n; ++j) {
+      w[j] = std::exp(w[j] - max);
+      sum += w[j];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (j = 0; j < n; ++j) w[j] *= inv;
+    float* o = out + r * width;
+    if constexpr (D > 0) {
+      float acc[D] = {};  // in registers: `o` might alias the inputs, a local cannot
+      for (j = 0; j < n; ++j) {
+        const float* v = values + j * D;
+        for (std::size_t c = 0; c < D; ++c) acc[c] += w[j] * v[c];
+      }
+      for (std::size_t c = 0; c < D; ++c) o[c] = acc[c];
+    } else {
+      for (std::size_t c = 0; c < width; ++c) o[c] = 0;
+      for (j = 0; j < n; ++j) {
+        const float* v = values + j * width;
+        for (std::size_t c = 0; c < width; ++c) o[c] += w[j] * v[c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void attend(const float* q, std::size_t rows, const float* keys, const float* values, std::size_t n,
+            std::size_t d, float scale, float* weights, float* out) {
+  switch (d) {  // the head widths of the Llama family
+    case 8: return attend_rows<8>(q, rows, keys, values, n, d, scale, weights, out);
+    case 16: return attend_rows<16>(q, rows, keys, values, n, d, scale, weights, out);
+    case 32: return attend_rows<32>(q, rows, keys, values, n, d, scale, weights, out);
+    case 64: return attend_rows<64>(q, rows, keys, values, n, d, scale, weights, out);
+    case 128: return attend_rows<128>(q, rows, keys, values, n, d, scale, weights, out);
+    default: return attend_rows<0>(q, rows, keys, values, n, d, scale, weights, out);
+  }
 }
 
 void transpose(const float* in, std::size_t rows, std::size_t cols, float* out) {

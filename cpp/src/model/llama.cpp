@@ -289,6 +289,7 @@ void Llama::prefill(Span<const std::int32_t> ids, LlamaState& state,
   for (std::size_t i = 0; i < n; ++i)
     std::memcpy(x + i * d, embedding_ + static_cast<std::size_t>(ids[i]) * d, d * sizeof(float));
   if (attention) attention->assign(c.layers, {});
+  state.attention.assign(c.layers, {});
 
   for (std::size_t l = 0; l < c.layers; ++l) {
     const Layer& L = layers_[l];
@@ -315,6 +316,16 @@ void Llama::prefill(Span<const std::int32_t> ids, LlamaState& state,
       std::memcpy(kh + h * n * hd, key + g * state.capacity * hd, n * hd * sizeof(float));
       std::memcpy(vh + h * n * hd, value + g * state.capacity * hd, n * hd * sizeof(float));
     }
+    // The last token's attention rows, as step() reports them (computed the same way).
+    {
+      auto& rows = state.attention[l];
+      rows.resize(c.heads * n);
+      std::vector<float> scratch_out(group * hd);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+      for (std::size_t g = 0; g < c.kv_heads; ++g)
+        attend(q + (n - 1) * d + g * group * hd, group, key + g * state.capacity * hd,
+               value + g * state.capacity * hd, n, hd, scale, rows.data() + g * group * n, scratch_out.data());
+    }
     Span<float> weights;
     if (attention) {
       (*attention)[l].resize(c.heads * n * n);
@@ -339,15 +350,6 @@ void Llama::prefill(Span<const std::int32_t> ids, LlamaState& state,
   rms_norm(x + (n - 1) * d, 1, d, rms_final_, c.norm_eps, xb);
   state.logits.resize(c.vocab_size);
   matmul(1, c.vocab_size, d, xb, classifier_, state.logits.data(), nullptr, kernel);
-  // The last token's rows, as step() reports them.
-  state.attention.assign(c.layers, {});
-  if (attention)
-    for (std::size_t l = 0; l < c.layers; ++l) {
-      auto& rows = state.attention[l];
-      rows.resize(c.heads * n);
-      for (std::size_t h = 0; h < c.heads; ++h)
-        std::memcpy(rows.data() + h * n, (*attention)[l].data() + (h * n + n - 1) * n, n * sizeof(float));
-    }
 }
 
 void Llama::step(std::int32_t id, LlamaState& state, Kernel kernel) const {
@@ -380,19 +382,14 @@ void Llama::step(std::int32_t id, LlamaState& state, Kernel kernel) const {
       std::memcpy(key + (g * state.capacity + pos) * hd, k + g * hd, hd * sizeof(float));
       std::memcpy(value + (g * state.capacity + pos) * hd, v + g * hd, hd * sizeof(float));
     }
-    // The `group` query heads of KV head g are adjacent in q: one attention call with that many
-    // query rows against the cached keys 0..pos (all visible: no mask needed).
+    // The `group` query heads of KV head g are adjacent in q: their rows against the cached
+    // keys 0..pos, written straight into this layer's attention rows [heads, keys].
     auto& rows = state.attention[l];
     rows.resize(c.heads * keys);
-    for (std::size_t g = 0; g < c.kv_heads; ++g) {
-      const std::size_t cached = keys * hd;
-      attnlens::attention({1, group, keys, hd, hd},
-                          {{q + g * group * hd, group * hd},
-                           {key + g * state.capacity * hd, cached},
-                           {value + g * state.capacity * hd, cached}},
-                          {}, {{o + g * group * hd, group * hd}, {rows.data() + g * group * keys, group * keys}, {}},
-                          kernel);
-    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    for (std::size_t g = 0; g < c.kv_heads; ++g)
+      attend(q + g * group * hd, group, key + g * state.capacity * hd, value + g * state.capacity * hd, keys, hd,
+             scale, rows.data() + g * group * keys, o + g * group * hd);
     matmul(1, d, d, o, L.wo, xb, nullptr, kernel);
     add_in_place(x, xb, d);
 

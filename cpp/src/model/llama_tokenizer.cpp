@@ -27,6 +27,9 @@ std::string LlamaTokenizer::load(Span<const std::uint8_t> bytes, std::size_t voc
   if (max_len <= 0 || max_len > 1 << 16)
     return "the tokenizer file starts with max_token_length " + std::to_string(max_len) +
            ": not a llama2.c tokenizer file";
+  if (vocab_size < 3)
+    return "the vocabulary has " + std::to_string(vocab_size) + " pieces; a llama2.c tokenizer needs at least "
+           "<unk>, BOS and EOS (ids 0, 1, 2)";
   // Each entry needs at least 8 bytes: refuse an impossible vocabulary before reserving.
   if (vocab_size == 0 || vocab_size > (bytes.size - 4) / 8)
     return "the tokenizer file (" + std::to_string(bytes.size) + " bytes) cannot hold the model's " +
@@ -113,7 +116,7 @@ std::vector<std::int32_t> LlamaTokenizer::encode(std::string_view text) const {
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);
   std::string joined;
   auto consider = [&](std::int32_t left) {
-    if (left < 0) return;
+    if (left <= 0) return;  // BOS (index 0) never merges, so ids always start with it
     const std::int32_t right = next[static_cast<std::size_t>(left)];
     if (right < 0) return;
     joined = pieces_[static_cast<std::size_t>(ids[static_cast<std::size_t>(left)])];

@@ -1,5 +1,5 @@
 // The command line's output against the elements in Chromium: for every figure, data kind,
-// state and theme, `attnlens render --format svg` is byte-equal to the element's toSVG() and
+// state (hide, the lines' own attributes too) and theme, `attnlens render --format svg` is byte-equal to the element's toSVG() and
 // `--format html` to its toHTML(); the SVG (with hostile tokens) parses as SVG in the browser.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -20,6 +20,8 @@ const two = vectors(SENTENCE, { dK: 8, seed: 51, spread: 2 });  // 8 columns = 2
 const TWO_HEADS = { tokens: SENTENCE, heads: 2, Q: two.json.Q, K: two.json.K, V: two.json.V };
 const LONG = { tokens: Array.from({ length: 70 }, (_, i) => (i > 64 ? '[PAD]' : `t${i}`)), attention: ref.randomAttention(1, 1, 70, 52) };
 const LAYERS = { tokens: HOSTILE, attention: ref.randomAttention(2, 3, HOSTILE.length, 53) };
+const CROSS = { queryTokens: ['le', 'chat', '<dort>'], keyTokens: ['the', 'cat', 'is', 'asleep'],
+  attention: [[[0.7, 0.1, 0.1, 0.1], [0.1, 0.8, 0.05, 0.05], [0.05, 0.05, 0.3, 0.6]]] };
 const SMALL = vectors(['we', 'need', '<more>', 'data'], { dK: 3, seed: 54 }).json;
 
 // [figure, data, state attributes (= CLI options)]
@@ -31,6 +33,15 @@ const CASES = [
   ['bars', LAYERS, { layer: '1', head: '1', query: '0' }],
   ['heads', LAYERS, { layer: '1', head: '2', mask: 'causal' }],
   ['pipeline', SMALL, { query: '1', step: 'softmax', mask: 'causal' }],
+  ['heatmap', TWO_HEADS, { hide: 'The .', renormalize: '', query: 'it' }],
+  ['bars', LAYERS, { hide: '0 2', query: '1' }],
+  ['lines', LAYERS, { layer: '1', heads: 'all', threshold: '0.05' }],
+  ['lines', TWO_HEADS, { key: 'cat', head: '1', hide: '.' }],
+  ['heatmap', LAYERS, { layer: '1', head: 'mean', query: '2' }],
+  ['heatmap', LAYERS, { layer: 'rollout' }],
+  ['bars', LAYERS, { head: 'max', query: '3' }],
+  ['heatmap', CROSS, { query: 'chat' }],
+  ['bars', CROSS, { query: '2' }],
 ];
 
 describe('attnlens render = the element in Chromium', () => {
@@ -77,7 +88,7 @@ describe('attnlens render = the element in Chromium', () => {
         const parsed = await parseSVG(page, element.svg);
         assert.equal(parsed.ok, true, parsed.error);
         assert.equal(parsed.scripts, 0);
-        if (data.tokens === HOSTILE && figure !== 'heads')
+        if (data.tokens === HOSTILE && !['heads', 'lines'].includes(figure) && !attributes.hide)
           assert.ok(parsed.texts.some((t) => t.startsWith('<script>')), 'the token shows as text');
       }
       assertClean(page, browser);

@@ -176,6 +176,26 @@ describe('<attn-compare>', () => {
     assert.equal(hidden.note, '2 tokens hidden; rows sum to less than 1 (not renormalised)');
   });
 
+  it('aggregates per side: head-a="mean", head-b="max" (float64 here)', async () => {
+    const got = await page.evaluate(async () => {
+      const el = document.getElementById('heads');
+      el.setAttribute('head-a', 'mean');
+      el.setAttribute('head-b', 'max');
+      await el.updateComplete;
+      const out = { a: Array.from(el.weightsA), b: Array.from(el.weightsB), d: Array.from(el.difference), titles: [...el.shadowRoot.querySelectorAll('figcaption')].map((f) => f.textContent) };
+      el.setAttribute('head-a', '0');
+      el.setAttribute('head-b', '2');
+      await el.updateComplete;
+      return out;
+    });
+    const mean = A.map((_, c) => (head(0)[c] + head(1)[c] + head(2)[c]) / 3);
+    const max = A.map((_, c) => Math.max(head(0)[c], head(1)[c], head(2)[c]));
+    assertClose(got.a, mean, 1e-5, 'mean');
+    assertClose(got.b, max, 1e-5, 'max');
+    assertClose(got.d, mean.map((m, c) => m - max[c]), 1e-5, 'mean − max');
+    assert.deepEqual(got.titles, ['A (mean of heads)', 'B (max of heads)', 'A (mean of heads) − B (max of heads)']);
+  });
+
   it('one model on two texts: the same number of tokens but different ones is an error for the difference', async () => {
     const state = await page.evaluate(async () => {
       const el = document.getElementById('model');

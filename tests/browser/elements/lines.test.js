@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { SENTENCE, assertClean, changes, recordChanges, ref, setData } from './helpers.js';
+import { SENTENCE, assertClean, assertClose, changes, recordChanges, ref, setData } from './helpers.js';
 
 const n = SENTENCE.length, HEADS = 3, dK = 4;
 const q = ref.uniform(HEADS * n * dK, 21, -2, 2), k = ref.uniform(HEADS * n * dK, 22, -2, 2);
@@ -226,6 +226,63 @@ describe('<attn-lines>', () => {
     const png = await page.evaluate(async () => (await document.getElementById('big').toPNG()).type);
     assert.equal(png, 'image/png');
     assertClean(page, browser);
+  });
+
+  it('cross-attention: queries on the left, keys on the right, nQ ≠ nK; hiding a key only', async () => {
+    const queryTokens = ['le', 'chat', 'dort'], keyTokens = ['the', 'cat', 'sleeps', '.'];
+    const attention = [[0.7, 0.1, 0.1, 0.1], [0.05, 0.85, 0.05, 0.05], [0.02, 0.08, 0.6, 0.3]];
+    assert.equal(await setData(page, 'big', { queryTokens, keyTokens, attention }), true);
+    const read = (focus) => page.evaluate(async (focus) => {
+      const el = document.getElementById('big');
+      el.removeAttribute('heads');
+      if (focus.side === 'query') el.query = focus.index; else el.key = focus.index;
+      await el.updateComplete;
+      const doc = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
+      return { layout: el.layout, live: el.describe(), lines: [...doc.querySelectorAll('path[data-query]')].map((p) => [+p.dataset.query, +p.dataset.key, +p.dataset.weight]) };
+    }, focus);
+    const row = await read({ side: 'query', index: 1 });
+    assert.deepEqual([row.layout.nQ, row.layout.nK], [3, 4]);
+    assertClose(row.lines.map((l) => l[2]), attention[1], 1e-6, 'row of “chat”');
+    assert.deepEqual(row.lines.map((l) => l[1]), [0, 1, 2, 3]);
+    assert.equal(row.live, '“chat” (token 2 of 3) looks most at “cat” 0.85, “the” 0.05 and “sleeps” 0.05.');
+    const column = await read({ side: 'key', index: 3 });
+    assertClose(column.lines.map((l) => l[2]), attention.map((r) => r[3]), 1e-6, 'column of “.”');
+    assert.equal(column.live, '“.” (key 4 of 4) is looked at most by “dort” 0.30, “le” 0.10 and “chat” 0.05.');
+    const hidden = await page.evaluate(async () => {
+      const el = document.getElementById('big');
+      el.key = -1;
+      el.hide = '.';
+      el.renormalize = true;
+      el.query = 2;
+      await el.updateComplete;
+      return { keys: el.result.keyTokens, queries: el.result.queryTokens, note: el.shadowRoot.querySelector('.hidden-note').textContent, row: Array.from(el.weights.subarray(2 * 3, 3 * 3)) };
+    });
+    assert.deepEqual(hidden.keys, ['the', 'cat', 'sleeps']);
+    assert.deepEqual(hidden.queries, queryTokens);
+    assert.equal(hidden.note, '1 token hidden; rows renormalised to sum to 1');
+    assertClose(hidden.row, [0.02 / 0.7, 0.08 / 0.7, 0.6 / 0.7], 1e-6, 'renormalised row without “.”');
+    await page.evaluate(() => { const el = document.getElementById('big'); el.hide = null; el.renormalize = false; el.query = -1; });
+  });
+
+  it('head="mean" and head="max" draw the element-wise mean / max over the heads (float64 here)', async () => {
+    for (const mode of ['mean', 'max']) {
+      const lines = await page.evaluate(async (mode) => {
+        const el = document.getElementById('lines');
+        el.head = mode;
+        el.query = 4;
+        await el.updateComplete;
+        const doc = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
+        return { legend: el.shadowRoot.querySelector('.legend').textContent, lines: [...doc.querySelectorAll('path[data-query]')].map((p) => [+p.dataset.key, +p.dataset.weight]) };
+      }, mode);
+      const want = Array.from({ length: n }, (_, j) => {
+        const ws = [0, 1, 2].map((h) => weight(h, 4, j));
+        return mode === 'mean' ? ws.reduce((a, b) => a + b) / 3 : Math.max(...ws);
+      });
+      assert.deepEqual(lines.lines.map(([j]) => j), want.map((w, j) => (w >= THRESHOLD ? j : -1)).filter((j) => j >= 0), mode);
+      for (const [j, w] of lines.lines) assert.ok(Math.abs(w - want[j]) < 1e-5, `${mode} key ${j}`);
+      assert.match(lines.legend, mode === 'max' ? /Max over the heads.*do not add up to 1/ : /Mean of the heads.*add up to 1/);
+    }
+    await page.evaluate(async () => { const el = document.getElementById('lines'); el.head = 0; el.query = -1; await el.updateComplete; });
   });
 
   it('512 tokens × 12 heads: every head at once, lines above the threshold only; redraw timings', async (t) => {

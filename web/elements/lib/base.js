@@ -4,12 +4,11 @@
 // layer/head pickers and the SVG/PNG export. Subclasses implement setup(), render() and svg().
 import { init } from '../../attnlens.js';
 import { announce } from './a11y.js';
+import { BufferPool } from './buffers.js';
 import { computeWeights, isAggregate, isMasked, runModel, selectedMatrix } from './compute.js';
 import { DataError, MAX_TOKENS, parseData, parseTokens } from './data.js';
 import { h } from './dom.js';
 import { downloadFigure, svgToPNG } from './export.js';
-import { singleBundle } from './bundle.js';
-import { exportableData, standaloneHTML } from './standalone.js';
 import { applyFilter, hiddenNote } from './filter.js';
 import { baseCSS, sheet } from './styles.js';
 import { SOURCE_ATTRIBUTES, readSource } from './source.js';
@@ -61,6 +60,7 @@ export class AttnElement extends HTMLElementBase {
   #theme = null;
   #cleanup = [];
   #width = 0;
+  #buffers = new BufferPool();  // result arrays reused by every recomputation (compute())
 
   constructor() {
     super();
@@ -274,7 +274,13 @@ export class AttnElement extends HTMLElementBase {
 
   #request(level) {
     this.#need = Math.max(this.#need, level);
-    this.#loop ??= this.#run().finally(() => { this.#loop = null; });
+    this.#loop ??= this.#run().finally(() => {
+      this.#loop = null;
+      // Asked for after #run's last look at #need but before this callback (e.g. by a `render`
+      // listener's continuation): without a new run it would be dropped, updateComplete resolving
+      // with nothing drawn and no `render` event.
+      if (this.#need !== NOTHING) this.#request(NOTHING);
+    });
   }
 
   async #run() {
@@ -321,6 +327,7 @@ export class AttnElement extends HTMLElementBase {
     const abort = (this.#abort = new AbortController());
     this.#data = null;
     this.#result = null;
+    this.#buffers.clear();
     this.#status('Loading…');
     const raw = await this.readData(this.#dataProperty, abort.signal);
     if (abort.signal.aborted || this.#need >= LOAD) return false;
@@ -442,9 +449,14 @@ export class AttnElement extends HTMLElementBase {
    */
   async toHTML({ theme = this.getAttribute('theme') ?? undefined, title } = {}) {
     if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
-    const skip = new Set([...SOURCE_ATTRIBUTES, ...Object.keys(STATE), 'theme', 'style']);
-    const state = this.state;
-    const attributes = [...Object.keys(STATE).map((name) => [name, String(state[name])]),
+    // Loaded on first use: most pages never export a standalone file.
+    const [{ exportableData, standaloneHTML, stateAttributes }, { singleBundle }] = await Promise.all([import('./standalone.js'), import('./bundle.js')]);
+    // The data goes in as the JSON child, which wins over data attributes (source.js); `src` and
+    // `model` would win over it. Data read from attributes is not written twice.
+    const fromAttributes = this.#dataProperty === undefined && !['src', 'model'].some((a) => this.hasAttribute(a))
+      && !this.querySelector(':scope > script[type="application/json"]');
+    const skip = new Set([...(fromAttributes ? SOURCE_ATTRIBUTES : ['src', 'model', 'text']), ...Object.keys(STATE), 'theme', 'style']);
+    const attributes = [...stateAttributes(this.state),
       ...[...this.attributes].filter((a) => !skip.has(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
     return standaloneHTML({
       tag: this.localName, attributes, data: exportableData(this.#raw, this.#data), bundle: await singleBundle(),
@@ -463,7 +475,7 @@ export class AttnElement extends HTMLElementBase {
   setup() {}
   /** Computes what the figure draws (default: weights for every layer/head). */
   compute(lens, data, state) {
-    return computeWeights(lens, data, state);
+    return computeWeights(lens, data, state, this.#buffers);
   }
   /** Draws `result` with the current state. */
   render() {}

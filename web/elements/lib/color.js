@@ -42,6 +42,8 @@ export function weightScale(low, high) {
     rgb: (w) => mix(low, high, clamp01(w)),
     css: (w) => css(mix(low, high, clamp01(w))),
     packed: (w) => lut[Math.round(clamp01(w) * 1023)],
+    /** The packed colours `packed` picks from (for loops over many cells). */
+    lut,
     /** The weight a drawn pixel [r, g, b] stands for. */
     invert: (rgb) => clamp01((rgb[channel] - low[channel]) / (high[channel] - low[channel])),
   };

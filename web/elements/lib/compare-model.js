@@ -20,15 +20,17 @@ const sameTokens = (x, y) => x.length === y.length && x.every((t, i) => t === y[
 const preview = (tokens) => `${tokens.length} tokens: ${tokens.slice(0, 6).map(quote).join(' ')}${tokens.length > 6 ? ' …' : ''}`;
 
 /**
- * sides = { a: { layer, head, label }, b: { … } } (indices already inside each result).
+ * sides = { a: { layer, head, label }, b: { … } } (indices already inside each result);
+ * `matrix(result, layer, head, side)` gives the matrix a side shows (default: one head's weights; the
+ * element passes compute.js selectedMatrix for 'mean', 'max' and 'rollout').
  * Returns { a, b, diff: { values, max } | null, same, panels: [{ kind: 'a' | 'b' | 'difference',
  * title, values (what a cell stands for), unit (0…1 for the colour scale), scale, rows, cols,
  * queryTokens, keyTokens, masked }] }. The difference view with different tokens throws a DataError.
  */
-export function comparePanels(result, sides, view, theme) {
+export function comparePanels(result, sides, view, theme, matrix = headMatrix) {
   const side = (key) => {
     const r = result[key], s = sides[key], shape = shapeOf(r);
-    const values = headMatrix(r, s.layer, s.head);
+    const values = matrix(r, s.layer, s.head, key);
     return { kind: key, title: s.label, values, unit: values, scale: theme.scale, rows: shape.nQ, cols: shape.nK,
       queryTokens: shape.queryTokens, keyTokens: shape.keyTokens, masked: maskMatrixOf(r, shape) };
   };
@@ -48,7 +50,4 @@ export function comparePanels(result, sides, view, theme) {
 }
 
 // Masked cells as 1s (rows × cols), or null.
-function maskMatrixOf(result, { nQ, nK }) {
-  if (nQ !== nK) return null;  // masks of cross-attention are drawn by the data owner's maskMatrix
-  return maskMatrix(result.masks, nQ);
-}
+const maskMatrixOf = (result, { nQ, nK }) => maskMatrix(result.masks, nQ, nK);

@@ -85,6 +85,12 @@ export async function svgToPNG(svg, { pixelRatio = 2 } = {}) {
   }
 }
 
+/**
+ * A canvas as a data: URL to embed in an SVG <image>, for figures that export their own canvas
+ * (attn-generate); the matrix figures use svg/matrix-image.js, which needs no DOM.
+ */
+export const canvasDataURL = (canvas) => canvas.toDataURL('image/png');
+
 /** Saves a Blob under `filename` through a temporary blob: link. */
 export function download(blob, filename) {
   const url = URL.createObjectURL(blob);

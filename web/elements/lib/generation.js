@@ -18,7 +18,10 @@ const number = (name, value, ok, what) => {
   return x;
 };
 
-/** The options, their defaults and parsers; `layer`/`head` are checked against the model later. */
+/**
+ * The options, their defaults (lm.generate's, but a fixed seed so the figure is reproducible) and
+ * parsers; `layer`/`head` are checked against the model later.
+ */
 export const OPTIONS = {
   model: { default: 'stories260K', parse(v) {
     if (typeof v !== 'string' || !v.trim()) throw new TypeError('model must be a model name or URL (got an empty value)');
@@ -28,10 +31,10 @@ export const OPTIONS = {
     if (typeof v !== 'string') throw new TypeError(`prompt must be text (got ${typeof v})`);
     return v;
   } },
-  steps: { default: 40, parse: (v) => integer('steps', v, { min: 1, max: 4096 }) },
-  temperature: { default: 0.8, parse: (v) => number('temperature', v, (x) => x >= 0, 'a number ≥ 0 (0: always the most likely token)') },
-  topP: { attribute: 'top-p', default: 0.9, parse: (v) => number('top-p', v, (x) => x > 0 && x <= 1, 'a number in (0, 1]') },
-  seed: { default: 1, parse: (v) => integer('seed', v) },
+  steps: { default: 32, parse: (v) => integer('steps', v, { min: 1, max: 4096 }) },
+  temperature: { default: 1, parse: (v) => number('temperature', v, (x) => x >= 0, 'a number ≥ 0 (0: always the most likely token)') },
+  topP: { attribute: 'top-p', default: 1, parse: (v) => number('top-p', v, (x) => x > 0 && x <= 1, 'a number in (0, 1]') },
+  seed: { default: 1, parse: (v) => integer('seed', v, { max: Number.MAX_SAFE_INTEGER }) },
   layer: { default: 0, parse: (v) => integer('layer', v, { max: 1e6 }) },
   head: { default: 'mean', parse(v) {
     if (v === 'mean' || (typeof v === 'string' && v.trim() === 'mean')) return 'mean';
@@ -104,10 +107,11 @@ export class GenerationView {
     return this.row(this.promptLength - 1 + k, layer, head);
   }
 
-  /** The size×size causal matrix of every row (cached per layer and head). */
+  /** The size×size causal matrix of every row (the last few layer/head choices are kept). */
   matrix(layer, head) {
     const key = `${layer}/${head}`;
     if (!this.matrices.has(key)) {
+      if (this.matrices.size >= 4) this.matrices.delete(this.matrices.keys().next().value);
       const n = this.size, m = new Float32Array(n * n);
       for (let i = 0; i < n; i++) m.set(this.row(i, layer, head), i * n);
       this.matrices.set(key, m);

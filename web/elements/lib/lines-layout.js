@@ -3,6 +3,7 @@
 // from the weight, in buckets so the canvas strokes each bucket once), and the spoken summary.
 import { fmt, quote, strongest } from './a11y.js';
 import { headMatrix } from './compute.js';
+import { rowSumNote } from './selection.js';
 import { shapeOf } from './filter.js';
 
 const MAX_ROW = 20, MAX_PLOT = 1200, LABEL_ROW = 9, MAX_LABEL = 120;
@@ -56,8 +57,12 @@ export function parseHeadList(value) {
   return Object.freeze([...new Set(list)].sort((a, b) => a - b));
 }
 
-/** The heads to draw: the list (clamped to the data's heads), all of them, or the current head. */
-export function headsToDraw(list, result, head) {
+/**
+ * The heads to draw: the list (clamped to the data's heads), all of them, or the current head
+ * (which may be 'mean' or 'max'). With layer 'rollout' the heads are already averaged: one.
+ */
+export function headsToDraw(list, result, head, layer) {
+  if (layer === 'rollout') return ['rollout'];
   if (list === 'all') return Array.from({ length: result.heads }, (_, h) => h);
   if (list) {
     const inside = list.filter((h) => h < result.heads);
@@ -81,7 +86,11 @@ export function headColor(theme, h) {
 }
 
 /** What a legend calls head `h`. */
-export const headName = (h) => (typeof h === 'number' ? `Head ${h + 1}` : `${h} of the heads`);
+export const headName = (h) => (typeof h === 'number' ? `Head ${h + 1}`
+  : h === 'rollout' ? 'Attention rollout' : h === 'mean' ? 'Mean of the heads' : 'Max over the heads');
+
+/** The legend's note on what a line's weight is (max rows do not sum to 1). */
+export const weightNote = (layer, heads) => (heads.includes('max') ? rowSumNote(layer, 'max') : rowSumNote(layer, heads[0]));
 
 /** A weight's opacity bucket (0 … BUCKETS − 1) and that bucket's opacity. */
 export const bucketOf = (w) => Math.min(BUCKETS - 1, Math.floor(w * BUCKETS));
@@ -90,10 +99,12 @@ export const bucketAlpha = (b) => (b + 0.5) / BUCKETS;
 export const lineWidth = (alpha, row) => Math.min(Math.max(row * 0.8, 0.75), 0.75 + 2.25 * alpha);
 
 /**
- * The matrices to draw: [{ head, color, weights (nQ×nK) }], one per head in `heads`.
+ * The matrices to draw: [{ head, color, weights (nQ×nK) }], one per head in `heads`. `matrix`
+ * (layer, head) gives a matrix; the default takes one head's weights (aggregates, 'mean', 'max'
+ * and 'rollout', come from the engine: the element passes compute.js selectedMatrix).
  */
-export function headLayers(result, layer, heads, theme) {
-  return heads.map((head) => ({ head, color: headColor(theme, head), weights: headMatrix(result, layer, head) }));
+export function headLayers(result, layer, heads, theme, matrix = (l, h) => headMatrix(result, l, h)) {
+  return heads.map((head) => ({ head, color: headColor(theme, head), weights: matrix(layer, head) }));
 }
 
 /**

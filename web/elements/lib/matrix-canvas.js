@@ -1,38 +1,96 @@
-// Drawing an n×n weight matrix fast: every cell is one pixel of an n×n image (built once from
-// ImageData), scaled onto the visible canvas with drawImage; masked cells are covered with a
-// hatch pattern, so a mask never looks like a small weight.
+// Drawing an nQ×nK weight matrix fast: every cell is one pixel of an image (filled through a
+// colour look-up table into ImageData), scaled onto the visible canvas with drawImage; masked
+// cells are covered with a hatch pattern, so a mask never looks like a small weight. A figure
+// that redraws often keeps a MatrixLayers (PixelMatrix canvases and a hatch cache), so a redraw
+// allocates nothing of size n²: a fresh n×n ImageData and canvas per redraw cost milliseconds at
+// n = 512.
 import { css } from './color.js';
+import { maskMatrix } from './compute.js';
 
 const scratch = () => document.createElement('canvas');
 
-/** A cols×rows canvas whose pixels `fill(pixels)` writes (packed RGBA, one Uint32 per cell). */
-function pixelCanvas(rows, fill, cols = rows) {
-  const canvas = scratch();
-  canvas.width = cols;
-  canvas.height = rows;
-  const ctx = canvas.getContext('2d');
-  const image = ctx.createImageData(cols, rows);
-  fill(new Uint32Array(image.data.buffer));
-  ctx.putImageData(image, 0, 0);
-  return canvas;
+/** A cols×rows canvas with its ImageData and a packed-RGBA Uint32 view, kept while the size stays. */
+export class PixelMatrix {
+  #canvas = null;
+  #ctx = null;
+  #image = null;
+  #pixels = null;
+
+  /** Lets `fill(pixels)` write every pixel (one Uint32 per cell), puts them; returns the canvas. */
+  paint(rows, cols, fill) {
+    if (this.#canvas?.width !== cols || this.#canvas.height !== rows) {
+      this.#canvas = scratch();
+      this.#canvas.width = cols;
+      this.#canvas.height = rows;
+      this.#ctx = this.#canvas.getContext('2d');
+      this.#image = this.#ctx.createImageData(cols, rows);
+      this.#pixels = new Uint32Array(this.#image.data.buffer);
+    }
+    fill(this.#pixels);
+    this.#ctx.putImageData(this.#image, 0, 0);
+    return this.#canvas;
+  }
 }
 
-/** The n×nK matrix as a canvas: one pixel per cell, colour from `scale` (see color.js). */
-export function cellsLayer(weights, n, scale, masked, nK = n) {
+/** A cols×rows canvas whose pixels `fill(pixels)` writes, used once. */
+const pixelCanvas = (rows, fill, cols = rows) => new PixelMatrix().paint(rows, cols, fill);
+
+/**
+ * The n×nK matrix as a canvas: one pixel per cell, colour from `scale` (see color.js) through
+ * its look-up table. With a PixelMatrix `into`, its canvas is reused (and returned).
+ */
+export function cellsLayer(weights, n, scale, masked, nK = n, into = null) {
   const count = n * nK;
-  return pixelCanvas(n, (pixels) => {
-    for (let c = 0; c < count; c++) pixels[c] = scale.packed(weights[c]);
-    if (masked) for (let c = 0; c < count; c++) if (masked[c]) pixels[c] = scale.packed(0);
-  }, nK);
+  const fill = (pixels) => {
+    const lut = scale.lut, top = lut.length - 1;
+    for (let c = 0; c < count; c++) {
+      const w = weights[c];
+      // = lut[round(clamp01(w)·top)] = scale.packed(w); NaN lands on 0.
+      pixels[c] = lut[w >= 1 ? top : w > 0 ? (w * top + 0.5) | 0 : 0];
+    }
+    if (masked) for (let c = 0; c < count; c++) if (masked[c]) pixels[c] = lut[0];
+  };
+  return into ? into.paint(n, nK, fill) : pixelCanvas(n, fill, nK);
 }
 
-/** Masked cells as an n×nK alpha image (opaque where masked), or null. */
-export function maskLayer(masked, n, nK = n) {
+/** Masked cells as an n×nK alpha image (opaque where masked), or null; into a PixelMatrix if given. */
+export function maskLayer(masked, n, nK = n, into = null) {
   if (!masked) return null;
   const count = n * nK;
-  return pixelCanvas(n, (pixels) => {
-    for (let c = 0; c < count; c++) if (masked[c]) pixels[c] = 0xff000000;
-  }, nK);
+  const fill = (pixels) => {
+    for (let c = 0; c < count; c++) pixels[c] = masked[c] ? -16777216 : 0;  // 0xff000000 as int32: a fast store
+  };
+  return into ? into.paint(n, nK, fill) : pixelCanvas(n, fill, nK);
+}
+
+/**
+ * What one figure keeps between redraws: the cells' pixel canvas, the masked cells and their
+ * layer (rebuilt only when the masks change), and drawMatrix's hatch cache.
+ */
+export class MatrixLayers {
+  #cells = new PixelMatrix();
+  #maskPixels = new PixelMatrix();
+  #maskKey = null;
+  #masks = { masked: null, layer: null };
+  /** drawMatrix's `cache` for the hatched mask (see there). */
+  hatch = {};
+
+  /** { masked: Uint8Array nQ×nK | null, layer: canvas | null } for compute.js's `masks`. */
+  masks(masks, nQ, nK = nQ) {
+    const key = `${nQ}×${nK}|${masks.causal ? 'c' : ''}|${masks.keyMask ? masks.keyMask.join('') : ''}`;
+    if (key !== this.#maskKey) {
+      const masked = maskMatrix(masks, nQ, nK);
+      this.#masks = { masked, layer: maskLayer(masked, nQ, nK, this.#maskPixels) };
+      this.#maskKey = key;
+      this.hatch.stale = true;  // same canvas, new content
+    }
+    return this.#masks;
+  }
+
+  /** The weights as this figure's reused pixel canvas. */
+  cells(weights, n, scale, masked, nK = n) {
+    return cellsLayer(weights, n, scale, masked, nK, this.#cells);
+  }
 }
 
 /** A diagonal hatch (the theme's mask colours) as a canvas pattern. */
@@ -58,27 +116,46 @@ export function hatch(ctx, theme, ratio = 1) {
 /**
  * Draws the cells (and hatched masks) into ctx at (x, y), `size` CSS pixels square (or `width` ×
  * `height`). `source` = { x, y, width, height } in cells draws only that window (zoom). Small
- * matrices stay crisp (nearest neighbour); big ones are smoothed when shrunk.
+ * matrices stay crisp (nearest neighbour); big ones are smoothed when shrunk. With `cache` (an
+ * object the figure keeps, e.g. MatrixLayers#hatch), the hatched mask is composed again only
+ * when the mask, the window, the size or the theme changed.
  */
-export function drawMatrix(ctx, { cells, mask, x, y, size, width = size, height = size, source = null, theme, ratio = 1 }) {
+export function drawMatrix(ctx, { cells, mask, x, y, size, width = size, height = size, source = null, theme, ratio = 1, cache = null }) {
   const src = source ?? { x: 0, y: 0, width: cells.width, height: cells.height };
   ctx.save();
   ctx.imageSmoothingEnabled = src.width > width * ratio;
   ctx.imageSmoothingQuality = 'high';
   ctx.drawImage(cells, src.x, src.y, src.width, src.height, x, y, width, height);
   if (mask) {
-    // Hatch everywhere on a scratch canvas, keep it only where the mask is opaque, draw on top.
     const w = Math.ceil(width * ratio), h = Math.ceil(height * ratio);
-    const layer = scratch();
-    layer.width = w;
-    layer.height = h;
-    const l = layer.getContext('2d');
-    l.fillStyle = hatch(l, theme, ratio);
-    l.fillRect(0, 0, w, h);
-    l.globalCompositeOperation = 'destination-in';
-    l.imageSmoothingEnabled = false;
-    l.drawImage(mask, src.x, src.y, src.width, src.height, 0, 0, w, h);
-    ctx.drawImage(layer, x, y, width, height);
+    ctx.drawImage(hatchedMask(mask, src, w, h, theme, ratio, cache ?? {}), x, y, width, height);
   }
   ctx.restore();
+}
+
+// Hatch everywhere on a w×h canvas, kept only where the mask (window `src`) is opaque. The cache
+// keeps the all-hatched sheet (per size and theme) and the last result; `stale` is set when the
+// mask canvas was repainted in place.
+function hatchedMask(mask, src, w, h, theme, ratio, c) {
+  const look = `${w}×${h}@${ratio}`, window = `${src.x},${src.y},${src.width},${src.height}`;
+  const sameLook = c.look === look && c.theme === theme;
+  if (c.layer && sameLook && c.mask === mask && c.window === window && !c.stale) return c.layer;
+  if (!c.sheet || !sameLook) {
+    const sheet = (c.sheet ??= scratch());
+    sheet.width = w;
+    sheet.height = h;
+    const s = sheet.getContext('2d');
+    s.fillStyle = hatch(s, theme, ratio);
+    s.fillRect(0, 0, w, h);
+  }
+  const layer = (c.layer ??= scratch());
+  layer.width = w;  // also clears it
+  layer.height = h;
+  const l = layer.getContext('2d');
+  l.drawImage(c.sheet, 0, 0);
+  l.globalCompositeOperation = 'destination-in';
+  l.imageSmoothingEnabled = false;
+  l.drawImage(mask, src.x, src.y, src.width, src.height, 0, 0, w, h);
+  Object.assign(c, { mask, window, look, theme, stale: false });
+  return layer;
 }

@@ -8,6 +8,7 @@ import { base64 } from './png.js';
 import { sha256 } from './sha256.js';
 import { themeFor } from './theme.js';
 import { hex } from './color.js';
+import { STATE } from './state.js';
 
 /** The shortest decimal text that reads back to the same float32. */
 function float32Text(x) {
@@ -50,6 +51,14 @@ export function exportableData(raw, checked) {
   if (checked.causal) out.causal = true;
   if (checked.keyMask) out.keyMask = checked.keyMask;
   return out;
+}
+
+/** The state as attributes, [name, text] in STATE's order (as the element reflects them; none when unset). */
+export function stateAttributes(state) {
+  return Object.keys(STATE).flatMap((name) => {
+    const text = STATE[name].format ? STATE[name].format(state[name]) : String(state[name]);
+    return text === null || text === undefined ? [] : [[name, text]];
+  });
 }
 
 const hashOf = (text) => `'sha256-${base64(sha256(new TextEncoder().encode(text)))}'`;

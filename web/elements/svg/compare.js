@@ -9,9 +9,12 @@ import { matrixImageSVG } from './matrix-image.js';
 
 const GAP = 24, TITLE = 18;
 
-/** state = { view, sides: { a: { layer, head, label }, b: { … } } }. */
-export function compareSVG(result, theme, { view, sides }) {
-  const { panels, diff } = comparePanels(result, sides, view, theme);
+/**
+ * state = { view, sides: { a: { layer, head, label }, b: { … } }, weights (optional: { a, b }, the
+ * matrices shown; needed for aggregates) }.
+ */
+export function compareSVG(result, theme, { view, sides, weights }) {
+  const { panels, diff } = comparePanels(result, sides, view, theme, weights && ((r, l, h, side) => weights[side]));
   const longest = Math.max(...panels.map((p) => Math.max(p.rows, p.cols)));
   const labels = longest <= 64;
   const cell = labels ? Math.max(6, Math.min(24, Math.floor(360 / longest))) : 360 / longest;

@@ -1,12 +1,13 @@
 // <attn-generate> as SVG text, without the DOM: the text so far (each earlier token tinted by
 // the weight the newest token gave it), where the newest token looked most, the next-token
-// candidates, and the causal heatmap (the figure's canvas, embedded as a PNG image).
+// candidates, and the causal heatmap of the rows written so far (a PNG built without a canvas).
 import { fmt, quote, strongest } from '../lib/a11y.js';
 import { hex } from '../lib/color.js';
-import { clip, svgDocument, tag, text } from '../lib/export.js';
+import { clip, hatchDef, svgDocument, tag, text } from '../lib/export.js';
 import { tokenLabel } from '../lib/tokens.js';
+import { matrixImageSVG } from './matrix-image.js';
 
-const WIDTH = 520, FONT = 12, CHAR = 7.2, LINE = 20, BAR = 150;
+const WIDTH = 560, FONT = 12, CHAR = 7.2, LINE = 20, BAR = 140;
 
 // Token boxes laid out in lines of at most WIDTH − 16 pixels (widths estimated from lengths).
 function flow(labels, count) {
@@ -35,10 +36,11 @@ function bars(title, rows, x, y, theme) {
 }
 
 /**
- * `frame`: the element's `frame` plus { labels, heatmap (data: URL or null), model, where }.
- * `theme`: readTheme() or themeFor() colours.
+ * `frame`: the element's `frame` plus { labels, matrix (size×size causal weights, every row),
+ * model, where }. `theme`: readTheme() or themeFor() colours. `options.width`: the size to show
+ * at (the drawing scales).
  */
-export function generateSVG(frame, theme) {
+export function generateSVG(frame, theme, { width } = {}) {
   const { labels, shown, newest, looked, candidates, chosen } = frame;
   const parts = [text({ x: 8, y: 18, 'font-size': 13, 'font-weight': 600, fill: hex(theme.fg) },
     newest >= 0 ? `${frame.model} writes ${quote(clip(labels[newest], 30))} (token ${frame.current + 1} of ${frame.steps}), ${frame.where}`
@@ -58,12 +60,19 @@ export function generateSVG(frame, theme) {
     parts.push(a.markup, b.markup);
     y += Math.max(a.height, b.height) + 8;
   }
-  if (frame.heatmap) {
+  const n = frame.size, filled = frame.filledRows;
+  if (n > 0) {
+    // The rows written so far, at their place in the n×n square; the future hatched.
     const size = Math.min(WIDTH - 16, 360);
-    parts.push(tag('image', { x: 8, y, width: size, height: size, href: frame.heatmap, preserveAspectRatio: 'none' }),
-      tag('rect', { x: 8, y, width: size, height: size, fill: 'none', stroke: hex(theme.line) }));
+    const masked = new Uint8Array(filled * n);
+    for (let i = 0; i < filled; i++) for (let j = i + 1; j < n; j++) masked[i * n + j] = 1;
+    parts.push(tag('defs', {}, hatchDef('attn-hatch', theme)));
+    if (filled > 0)
+      parts.push(matrixImageSVG({ weights: frame.matrix.subarray(0, filled * n), rows: filled, cols: n, masked,
+        scale: theme.scale, x: 8, y, width: size, height: (size * filled) / n, target: size }));
+    parts.push(tag('rect', { x: 8, y, width: size, height: size, fill: 'none', stroke: hex(theme.line) }));
     y += size + 8;
   }
-  return svgDocument({ width: WIDTH, height: y, theme, body: parts.join(''),
+  return svgDocument({ width: WIDTH, height: y, theme, body: parts.join(''), displayWidth: width,
     title: `${frame.model} generating text: where each new token looked (${frame.where})` });
 }

@@ -6,19 +6,26 @@ import { hex } from '../lib/color.js';
 import { clip, svgDocument, tag, text } from '../lib/export.js';
 import { shapeOf } from '../lib/filter.js';
 import {
-  BUCKETS, bucketAlpha, eachLine, focusWeights, headLayers, headName, lineWidth, linesLayout, rowY,
+  BUCKETS, DEFAULT_THRESHOLD, bucketAlpha, eachLine, focusWeights, headLayers, headName, headsToDraw, lineWidth, linesLayout, rowY,
 } from '../lib/lines-layout.js';
 
 const PER_LINE = 4000, CHARS = 16, WIDTH = 560;
 
 /**
- * state = { layer, heads: head ids, focus: { side: 'query' | 'key', index } | null, threshold }.
+ * state = { layer, heads: head ids (default: `head`), focus: { side: 'query' | 'key', index } |
+ * null (default: `query` when ≥ 0), threshold (default 0.01), weights (optional: the matrix of
+ * each head in `heads`, as shown; needed for aggregates) }; options = { width } (default 560).
  */
-export function linesSVG(result, theme, state) {
+export function linesSVG(result, theme, given, { width = WIDTH } = {}) {
+  const state = {
+    ...given, layer: given.layer ?? 0, heads: given.heads ?? headsToDraw(null, result, given.head ?? 0, given.layer),
+    threshold: given.threshold ?? DEFAULT_THRESHOLD,
+    focus: given.focus !== undefined ? given.focus : given.query >= 0 ? { side: 'query', index: given.query } : null,
+  };
   const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
   const longest = Math.max(...queryTokens.map((t) => Math.min(t.length, CHARS)), ...keyTokens.map((t) => Math.min(t.length, CHARS)));
-  const layout = linesLayout({ nQ, nK, width: WIDTH, labelWidth: longest * 6.6 });
-  const layers = headLayers(result, state.layer, state.heads, theme);
+  const layout = linesLayout({ nQ, nK, width, labelWidth: longest * 6.6 });
+  const layers = headLayers(result, state.layer, state.heads, theme, state.weights && ((l, h) => state.weights[state.heads.indexOf(h)]));
   const { focus, threshold } = state;
   const legendH = 22, top = legendH;
   const y = (i) => top + rowY(layout, i);

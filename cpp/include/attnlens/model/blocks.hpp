@@ -39,6 +39,13 @@ void split_heads(const float* x, std::size_t n, std::size_t stride, std::size_t 
                  std::size_t heads, std::size_t dh, float* out);
 void merge_heads(const float* o, std::size_t n, std::size_t heads, std::size_t dh, float* out);
 
+// Decoding attention: `rows` query rows q [rows, d] against n cached keys and values [n, d], all
+// visible (the cache holds only the past): weights [rows, n] = softmax(scale · q·kᵀ) and out
+// [rows, d] = weights·v. A direct loop: for one new token it beats the tiled core kernel, whose
+// packing pays off only for many queries.
+void attend(const float* q, std::size_t rows, const float* keys, const float* values, std::size_t n,
+            std::size_t d, float scale, float* weights, float* out);
+
 // out[c, r] = in[r, c] for a rows × cols matrix.
 void transpose(const float* in, std::size_t rows, std::size_t cols, float* out);
 

@@ -91,7 +91,8 @@ class Llama {
 
   // The whole sequence `ids` (1 ≤ n ≤ seq_len, ids < vocab: callers check) at positions 0..n−1
   // with causal attention, from an empty state whose capacity ≥ n (reset() it). Fills the
-  // cache, the logits after the last token and, when `attention` is given, every layer's
+  // cache, the logits after the last token, state.attention (the last token's rows, as step()
+  // gives them) and, when `attention` is given, every layer's
   // weights [heads, n, n] (row i = where token i looks).
   void prefill(Span<const std::int32_t> ids, LlamaState& state,
                std::vector<std::vector<float>>* attention, Kernel kernel = Kernel::simd) const;

@@ -29,7 +29,8 @@ class LlamaTokenizer {
   // byte and up to 3 continuation bytes) or, when the character is no piece, its bytes as ids
   // byte+3; then merges, until none applies, the adjacent pair whose concatenation is the piece
   // with the highest score (the leftmost pair on ties). O(n log n) with a heap, equal to run.c's
-  // O(n²) loop.
+  // O(n²) loop, except that BOS never merges (run.c would merge it with the next piece if the
+  // vocabulary held the concatenation; no real vocabulary does).
   std::vector<std::int32_t> encode(std::string_view text) const;
 
   // The bytes run.c decode() + safe_printf() print for `id` after `previous`: a leading space is

@@ -1,0 +1,112 @@
+// Notebooks: `attnlens python` writes attnlens_nb.py; a notebook using it with attention shaped
+// like Hugging Face's `output_attentions=True` (a tuple of per-layer [batch, heads, n, n]
+// tensors, faked here with objects that have .tolist(), as torch is not installed) is executed
+// headless by nbconvert. Its inline output, opened in Chromium from file:// with every request
+// refused, draws the weights it was given; the SVG it saved equals the command line's.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+
+import { render } from '../../web/cli/render.js';
+import { startBrowser } from './support.js';
+
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL('../../web/cli/attnlens.js', import.meta.url));
+const NBCONVERT = '/usr/bin/jupyter-nbconvert';
+
+const code = (source) => ({ cell_type: 'code', metadata: {}, execution_count: null, outputs: [], source });
+const NOTEBOOK = {
+  nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+  cells: [
+    code(`import json, math
+import attnlens_nb as attnlens
+
+class FakeTensor:  # what torch gives: .tolist() of [batch, heads, n, n]
+    def __init__(self, value): self.value = value
+    def tolist(self): return self.value
+
+tokens = ["[CLS]", "the", "cat", "<sat>", "&", "[SEP]"]
+n, heads, layers = len(tokens), 3, 2
+def row(l, h, i):
+    w = [math.exp(-abs(i - j - l + h) * (1 + h) / 2) for j in range(n)]
+    return [x / sum(w) for x in w]
+attentions = tuple(FakeTensor([[[row(l, h, i) for i in range(n)] for h in range(heads)]]) for l in range(layers))
+json.dump(attnlens.attention_data(attentions, tokens), open("data.json", "w"))`),
+    code('attnlens.show(attentions, tokens, figure="heatmap", layer=1, head=2, query="cat")'),
+    code('attnlens.inline(attentions, tokens, figure="heads", theme="dark")'),
+    code('print(attnlens.save("bars.svg", attentions, tokens, figure="bars", layer=1, head=0, query=2))'),
+  ],
+};
+
+describe('Jupyter notebook (nbconvert, headless)', { skip: !existsSync(NBCONVERT) && 'jupyter-nbconvert is not installed (scripts/setup.sh installs it)' }, () => {
+  let dir, executed, browser;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'attnlens-notebook-'));
+    await writeFile(path.join(dir, 'attnlens_nb.py'), (await run(process.execPath, [CLI, 'python'])).stdout);
+    await writeFile(path.join(dir, 'figures.ipynb'), JSON.stringify(NOTEBOOK));
+    await run(NBCONVERT, ['--to', 'notebook', '--execute', '--ExecutePreprocessor.timeout=120', 'figures.ipynb', '--output', 'executed.ipynb'],
+      { cwd: dir, env: { ...process.env, PATH: `/usr/bin:${process.env.PATH}` } });
+    executed = JSON.parse(await readFile(path.join(dir, 'executed.ipynb'), 'utf8'));
+    browser = await startBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const htmlOutput = (cell) => {
+    const out = executed.cells[cell].outputs.find((o) => o.data?.['text/html']);
+    assert.ok(out, `cell ${cell} has an HTML output: ${JSON.stringify(executed.cells[cell].outputs).slice(0, 300)}`);
+    return [].concat(out.data['text/html']).join('');
+  };
+
+  /** The output in a page of its own, from file://, every request but the page refused; the figure in its iframe. */
+  async function openOutput(html, name) {
+    const file = path.join(dir, `${name}.html`);
+    await writeFile(file, `<!doctype html><html><head><meta charset="utf-8"><title>${name}</title></head><body>${html}</body></html>`);
+    const page = await browser.newPage();
+    const url = pathToFileURL(file).href;
+    page.requests = [];
+    page.on('request', (r) => page.requests.push(r.url()));
+    await page.route('**/*', (route) => (route.request().url() === url ? route.continue() : route.abort()));
+    await page.goto(url);
+    const frame = page.frames().find((f) => f !== page.mainFrame());
+    assert.ok(frame, 'the output is an iframe');
+    const figure = await frame.evaluate(async () => {
+      const el = document.querySelector('attn-heatmap, attn-heads, attn-bars');
+      await customElements.whenDefined(el.localName);
+      const ok = await el.updateComplete;
+      return { ok, error: el.error, tag: el.localName, layer: el.layer, head: el.head, query: el.query, tokens: el.tokens, weights: Array.from(el.weights ?? []), theme: el.getAttribute('theme') };
+    });
+    return { page, figure, url };
+  }
+
+  it('the inline heatmap draws the weights it was given, offline', async () => {
+    const data = JSON.parse(await readFile(path.join(dir, 'data.json'), 'utf8'));
+    const { page, figure, url } = await openOutput(htmlOutput(1), 'heatmap');
+    assert.equal(figure.ok, true, figure.error);
+    assert.deepEqual([figure.tag, figure.layer, figure.head, figure.query], ['attn-heatmap', 1, 2, 2]);
+    assert.deepEqual(figure.tokens, data.tokens);
+    assert.deepEqual(figure.weights, Array.from(Float32Array.from(data.attention[1][2].flat())));
+    assert.deepEqual(page.requests, [url], 'no request but the page itself');
+    assert.deepEqual(page.problems, []);
+    assert.deepEqual(browser.offHost, []);
+    await page.close();
+  });
+
+  it('a figure as a cell\'s value (inline) shows too; save() wrote the command line\'s SVG', async () => {
+    const { page, figure } = await openOutput(htmlOutput(2), 'heads');
+    assert.equal(figure.ok, true, figure.error);
+    assert.deepEqual([figure.tag, figure.theme], ['attn-heads', 'dark']);
+    await page.close();
+    const data = JSON.parse(await readFile(path.join(dir, 'data.json'), 'utf8'));
+    assert.equal(await readFile(path.join(dir, 'bars.svg'), 'utf8'), await render(data, { figure: 'bars', layer: 1, head: 0, query: 2 }));
+    assert.deepEqual(executed.cells[3].outputs.map((o) => o.text).join('').trim(), 'bars.svg');
+  });
+});

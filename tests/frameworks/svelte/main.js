@@ -1,0 +1,6 @@
+import 'attnlens/elements';
+import { mount } from 'svelte';
+
+import App from './App.svelte';
+
+mount(App, { target: document.getElementById('app') });

@@ -1,0 +1,6 @@
+import 'attnlens/elements';
+import { createApp } from 'vue';
+
+import App from './App.vue';
+
+createApp(App).mount('#app');
