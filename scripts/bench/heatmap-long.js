@@ -6,18 +6,18 @@
 import '../../web/elements/attn-heatmap.js';
 import { median } from './core.js';
 
-function weights(n, seed = 1) {
+// A band around the diagonal plus an attention sink at token 0, each row normalised: the shape of
+// a long-context model's weights, without randomness (the same table in every run).
+function weights(n) {
   const w = new Float32Array(n * n);
-  let s = seed >>> 0;
-  const next = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  const band = Float64Array.from({ length: n }, (_, d) => Math.exp(-d / 8));
   for (let i = 0; i < n; i++) {
-    let sum = 0;
-    for (let j = 0; j < n; j++) {
-      const x = Math.exp(-Math.abs(i - j) / 8) + 0.02 * next() + (j === 0 ? 0.5 : 0);
-      w[i * n + j] = x;
-      sum += x;
-    }
-    for (let j = 0; j < n; j++) w[i * n + j] /= sum;
+    const row = w.subarray(i * n, (i + 1) * n);
+    row.set(band.slice(0, i + 1).reverse());
+    row.set(band.subarray(1, n - i), i + 1);
+    row[0] += 0.5;
+    const total = row.reduce((a, b) => a + b, 0);
+    row.forEach((x, j) => { row[j] = x / total; });
   }
   return w;
 }

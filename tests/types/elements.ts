@@ -44,6 +44,26 @@ const engine: Promise<Lens> = loadEngine();
 const limit: number = MAX_TOKENS;
 try { parseData({ tokens: [] }); } catch (e) { if (e instanceof DataError) e.message; }
 
+// Aggregates, cross-attention, zoom (C2).
+heatmap.head = 'mean';
+heatmap.head = 'max';
+heatmap.layer = 'rollout';
+const chosen: number | 'mean' | 'max' = heatmap.head;
+heatmap.data = { queryTokens: ['le', 'chat'], keyTokens: ['the', 'cat', '.'], attention: [[0.9, 0.05, 0.05], [0.1, 0.8, 0.1]] };
+bars.data = { queryTokens: ['x'], keyTokens: ['a', 'b'], X: [[1, 0]], X_KV: [[1, 0], [0, 1]], W_Q: [[1, 0], [0, 1]], W_K: [[1, 0], [0, 1]], W_V: [[1, 0], [0, 1]] };
+const keyCount: number | undefined = heatmap.result?.nK;
+const keyTokens: string[] | undefined = heatmap.result?.keyTokens;
+heatmap.zoomTo(4, { row: 10, col: 3 });
+heatmap.zoomBy(0.5);
+heatmap.resetZoom();
+const zoom: number = heatmap.view.zoom;
+heatmap.addEventListener('zoom', (event) => { const rows: number = event.detail.rows; });
+// @ts-expect-error head is an index, 'mean' or 'max'
+heatmap.head = 'sum';
+// @ts-expect-error layer is an index or 'rollout'
+heatmap.layer = 'mean';
+// @ts-expect-error the view is read-only
+heatmap.view = { zoom: 1, row: 0, col: 0, rows: 1, cols: 1, maxZoom: 1 };
 // @ts-expect-error not a theme
 heatmap.toHTML({ theme: 'sepia' });
 const lines: AttnLines = document.createElement('attn-lines');
@@ -95,4 +115,4 @@ writer.head = 'max';
 // @ts-expect-error playing is read-only
 writer.playing = true;
 
-export { frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };
+export { chosen, keyCount, keyTokens, zoom, frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };

@@ -2,6 +2,7 @@
 // <attn-heads>, <attn-lines> and <attn-compare>.
 export { AttnBars } from './attn-bars.js';
 export { AttnHeatmap } from './attn-heatmap.js';
+export type { HeatmapLayout, HeatmapView } from './attn-heatmap.js';
 export { AttnPipeline } from './attn-pipeline.js';
 export { AttnHeads } from './attn-heads.js';
 export { AttnLines } from './attn-lines.js';
@@ -10,11 +11,11 @@ export { AttnGenerate } from './attn-generate.js';
 export type { GenerateChangeDetail, GenerateFrame } from './attn-generate.js';
 export { AttnElement, loadEngine } from './lib/base.js';
 export type {
-  AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, Mask, ModelData,
+  AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, HeadChoice, LayerChoice, Mask, ModelData,
   Numbers, ProjectionData, Scale, Step, StandaloneOptions, VectorData,
 } from './lib/base.js';
 
 export declare class DataError extends Error {}
 export declare const MAX_TOKENS: number;
 /** Checks data as a figure would (throws DataError with a readable message). */
-export declare function parseData(input: unknown, options?: { maxTokens?: number }): Readonly<Record<string, unknown>>;
+export declare function parseData(input: unknown, options?: { maxTokens?: number; maxPrecomputedTokens?: number }): Readonly<Record<string, unknown>>;

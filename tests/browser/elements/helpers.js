@@ -61,7 +61,9 @@ export function readHeatmap(page, id) {
     const canvas = el.shadowRoot.querySelector('canvas.cells');
     const { gutter, cell, n } = el.layout;
     const nQ = el.layout.nQ ?? n, nK = el.layout.nK ?? n;  // cross-attention: nQ rows × nK columns
-    const ratio = canvas.width / (gutter + cell * nK);
+    // Under zoom only a window is drawn: its cells are `cells`; `values` stays the unzoomed table.
+    const v = el.view ?? { zoom: 1, row: 0, col: 0, rows: nQ, cols: nK };
+    const s = cell * v.zoom, ratio = canvas.width / (gutter + cell * nK);
     const style = getComputedStyle(el);
     const rgb = (name) => {
       const hex = style.getPropertyValue(name).trim().slice(1);
@@ -75,19 +77,22 @@ export function readHeatmap(page, id) {
     const ctx = copy.getContext('2d', { willReadFrequently: true });
     ctx.drawImage(canvas, 0, 0);
     const image = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
-    const values = [];
-    for (let i = 0; i < nQ; i++)
-      for (let j = 0; j < nK; j++) {
-        const x = Math.floor((gutter + j * cell + cell / 2) * ratio), y = Math.floor((gutter + i * cell + cell / 2) * ratio);
+    const values = [], cells = [];
+    // Whole cells inside the window, row by row.
+    for (let i = Math.ceil(v.row); i + 1 <= v.row + v.rows + 1e-9; i++)
+      for (let j = Math.ceil(v.col); j + 1 <= v.col + v.cols + 1e-9; j++) {
+        const x = Math.floor((gutter + (j - v.col + 0.5) * s) * ratio), y = Math.floor((gutter + (i - v.row + 0.5) * s) * ratio);
         const at = (y * canvas.width + x) * 4;
         const px = [image[at], image[at + 1], image[at + 2]];
         // Project the pixel on the low→high line; off the line means it is not a weight colour.
         const d = high.map((h, c) => h - low[c]);
-        const t = d.reduce((s, dc, c) => s + dc * (px[c] - low[c]), 0) / d.reduce((s, dc) => s + dc * dc, 0);
+        const t = d.reduce((a, dc, c) => a + dc * (px[c] - low[c]), 0) / d.reduce((a, dc) => a + dc * dc, 0);
         const off = Math.max(...px.map((p, c) => Math.abs(p - (low[c] + t * d[c]))));
-        values.push(off > 3 ? null : t);
+        const value = off > 3 ? null : t;
+        cells.push({ i, j, value });
+        if (v.zoom === 1) values.push(value);
       }
-    return { n, nQ, nK, values };
+    return { n, nQ, nK, values, cells };
   }, id);
 }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { assertClean, setData } from './helpers.js';
+import { assertClean, readHeatmap } from './helpers.js';
 
 const TOLERANCE = 1.5 / 255 / 0.7;
 
@@ -43,30 +43,12 @@ const centre = (page, id, i, j) => page.evaluate(([id, i, j]) => {
   return { x: r.left + b.x + b.width / 2, y: r.top + b.y + b.height / 2, size: b.width };
 }, [id, i, j]);
 
-// Pixels at the centres of the visible cells → weights (the theme's low→high line), with their indices.
-function readVisible(page, id) {
-  return page.evaluate((id) => {
-    const el = document.getElementById(id), canvas = el.shadowRoot.querySelector('canvas.cells');
-    const l = el.layout, v = el.view, s = l.cell * v.zoom, ratio = canvas.width / (l.gutter + l.plotWidth);
-    const style = getComputedStyle(el);
-    const rgb = (name) => [0, 2, 4].map((k) => parseInt(style.getPropertyValue(name).trim().slice(1 + k, 3 + k), 16));
-    const low = rgb('--attn-low'), high = rgb('--attn-high'), d = high.map((x, c) => x - low[c]);
-    const copy = document.createElement('canvas');
-    copy.width = canvas.width;
-    copy.height = canvas.height;
-    const ctx = copy.getContext('2d', { willReadFrequently: true });
-    ctx.drawImage(canvas, 0, 0);
-    const image = ctx.getImageData(0, 0, copy.width, copy.height).data;
-    const out = [];
-    for (let i = Math.ceil(v.row); i + 1 <= v.row + v.rows; i++)
-      for (let j = Math.ceil(v.col); j + 1 <= v.col + v.cols; j++) {
-        const x = Math.floor((l.gutter + (j - v.col + 0.5) * s) * ratio), y = Math.floor((l.gutter + (i - v.row + 0.5) * s) * ratio);
-        const at = (y * copy.width + x) * 4, px = [image[at], image[at + 1], image[at + 2]];
-        const t = d.reduce((a, dc, c) => a + dc * (px[c] - low[c]), 0) / d.reduce((a, dc) => a + dc * dc, 0);
-        out.push({ i, j, t, want: window.__weights[id][i * l.nK + j] });
-      }
-    return out;
-  }, id);
+// Pixels at the centres of the visible cells → weights (helpers.readHeatmap), with the weights given.
+async function readVisible(page, id) {
+  const { cells } = await readHeatmap(page, id);
+  const want = await page.evaluate(([id, at]) => at.map(([i, j]) => window.__weights[id][i * document.getElementById(id).layout.nK + j]),
+    [id, cells.map((c) => [c.i, c.j])]);
+  return cells.map((c, k) => ({ ...c, t: c.value, want: want[k] }));
 }
 
 for (const scheme of ['light', 'dark']) {

@@ -4,17 +4,30 @@ import type { Lens } from '../../attnlens.js';
 /** A list of numbers, nested lists of numbers, or a typed array. */
 export type Numbers = ArrayLike<number> | Numbers[];
 
-interface CommonData {
+interface SelfTokens {
   /** The tokens, in order (a string is split at whitespace). At most 4096 (a figure may show fewer). */
   tokens: string[] | string;
-  /** One entry per token: 1 keeps the key, 0 marks padding. Used by mask="padding". */
+  queryTokens?: undefined;
+  keyTokens?: undefined;
+}
+
+/** Cross-attention: the rows (queries, e.g. a decoder's tokens) and columns (keys, e.g. the encoder's). */
+interface CrossTokens {
+  /** Stands in for queryTokens when that is missing. */
+  tokens?: string[] | string;
+  queryTokens?: string[] | string;
+  keyTokens: string[] | string;
+}
+
+type CommonData = (SelfTokens | CrossTokens) & {
+  /** One entry per (key) token: 1 keeps the key, 0 marks padding. Used by mask="padding". */
   keyMask?: ArrayLike<number | boolean>;
   /** Default mask is causal (when the `mask` attribute is not set). */
   causal?: boolean;
-}
+};
 
 /** Tokens with Q, K, V: the engine computes softmax(scale·QKᵀ + mask)·V. */
-export interface VectorData extends CommonData {
+export type VectorData = CommonData & {
   /** [n][dK], [heads][n][dK], [n][heads·dK] (split per head), or flat [heads·n·dK] with dK. */
   Q: Numbers;
   K: Numbers;
@@ -24,12 +37,14 @@ export interface VectorData extends CommonData {
   dV?: number;
   /** Default 1. */
   heads?: number;
-}
+};
 
 /** Tokens with embeddings X and projections: the engine's multiHead (Q = X·W_Q + b_Q, …). */
-export interface ProjectionData extends CommonData {
-  /** [n][dModel]. */
+export type ProjectionData = CommonData & {
+  /** [n][dModel] (nQ rows for cross-attention). */
   X: Numbers;
+  /** Cross-attention: [nK][dModel], the key/value rows (needs keyTokens). */
+  X_KV?: Numbers;
   W_Q: Numbers;
   W_K: Numbers;
   W_V: Numbers;
@@ -37,14 +52,14 @@ export interface ProjectionData extends CommonData {
   b_Q?: Numbers; b_K?: Numbers; b_V?: Numbers; b_O?: Numbers;
   /** Must divide dModel; default 1. */
   heads?: number;
-}
+};
 
 /** Precomputed weights, e.g. PyTorch's output_attentions with the batch dimension removed. */
-export interface AttentionData extends CommonData {
-  /** [layers][heads][n][n], [heads][n][n], [n][n], or flat [heads·n·n] with `heads`. Values in [0, 1]. */
+export type AttentionData = CommonData & {
+  /** [layers][heads][nQ][nK], [heads][nQ][nK], [nQ][nK], or flat [heads·nQ·nK] with `heads`. Values in [0, 1]. */
   attention: Numbers;
   heads?: number;
-}
+};
 
 /** A model run by the attnlens model add-on (when the build has it). */
 export interface ModelData {
@@ -58,9 +73,14 @@ export type Step = 'scores' | 'scale' | 'mask' | 'softmax' | 'weights' | 'output
 export type Mask = 'none' | 'causal' | 'padding' | 'causal padding';
 export type Scale = 'auto' | 'none' | number;
 
+/** A layer index, or 'rollout' (attention rollout over every layer). */
+export type LayerChoice = number | 'rollout';
+/** A head index, or the element-wise 'mean' / 'max' over the current layer's heads. */
+export type HeadChoice = number | 'mean' | 'max';
+
 export interface AttnState {
-  layer: number;
-  head: number;
+  layer: LayerChoice;
+  head: HeadChoice;
   /** Query token index (−1: none, for the heatmap's pinned row). */
   query: number;
   step: Step;
@@ -101,12 +121,19 @@ export interface AttnMasks {
 }
 
 export interface AttnResult {
+  /** The query tokens (rows). */
   tokens: string[];
+  /** = nQ. */
   n: number;
+  nQ: number;
+  nK: number;
+  queryTokens: string[];
+  /** The key tokens (columns); the same array as `tokens` for self-attention. */
+  keyTokens: string[];
   layers: number;
   heads: number;
   masks: AttnMasks;
-  /** Per layer, [heads, n, n] row-major. */
+  /** Per layer, [heads, nQ, nK] row-major. */
   weights: Float32Array[] | Float32Array;
   /** scale / temperature as used by the softmax; null for precomputed weights. */
   scale: number | null;
@@ -126,8 +153,10 @@ export declare class AttnElement extends HTMLElement {
   /** The data as assigned (null: read from src, a child JSON script, or attributes). */
   get data(): AttnData | null | undefined;
   set data(value: AttnData | null | undefined);
-  layer: number;
-  head: number;
+  /** A layer index, or 'rollout'. */
+  layer: LayerChoice;
+  /** A head index, or 'mean' / 'max' over the layer's heads. */
+  head: HeadChoice;
   /** Set a token index, or a token's text (the first token with that text). */
   get query(): number;
   set query(value: number | string);
@@ -151,7 +180,7 @@ export declare class AttnElement extends HTMLElement {
   /** The error message shown, or null. */
   readonly error: string | null;
   readonly result: AttnResult | null;
-  /** The current layer and head's n×n weights (rows are queries). */
+  /** The current layer and head's nQ×nK weights (rows are queries), or the mean/max/rollout. */
   readonly weights: Float32Array | null;
   readonly effectiveScale: number | null;
   /** Whether cell (query i, key j) is masked out. */
