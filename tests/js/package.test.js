@@ -17,7 +17,9 @@ import { gzipSync } from 'node:zlib';
 import { globRegExp, moduleGraph, pack, remove } from './pack.js';
 
 const KB = 1000;
-const ENGINE_BUDGET = 60 * KB, ELEMENTS_BUDGET = 120 * KB;
+// The engine's budget counts the largest build: the relaxed-SIMD one links without binaryen's
+// shrinking (binaryen 108 cannot read its final opcodes), ~2.5 KB gzipped more than SIMD128.
+const ENGINE_BUDGET = 62 * KB, ELEMENTS_BUDGET = 120 * KB;
 
 describe('the npm package', () => {
   let packed, root, manifest, paths;
