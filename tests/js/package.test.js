@@ -1,6 +1,6 @@
 // What `npm pack` ships: only what users need, every entry's files and types present, side
 // effects declared where elements register themselves, and the size budget:
-//   engine entry (its JS + the wasm it loads)      ≤ 64 KB gzipped
+//   engine entry (its JS + the wasm it loads)      ≤ 62 KB gzipped
 //   engine + all seven elements                    ≤ 180 KB gzipped
 //   the model add-on separate (never reached by those two without lens.loadModel()).
 // Sizes are the sum of each file gzipped on its own (as a server sends them), KB = 1000 bytes.
@@ -17,7 +17,9 @@ import { gzipSync } from 'node:zlib';
 import { globRegExp, moduleGraph, pack, remove } from './pack.js';
 
 const KB = 1000;
-const ENGINE_BUDGET = 64 * KB, ELEMENTS_BUDGET = 180 * KB;
+// The engine's budget counts the largest build: the relaxed-SIMD one links without binaryen's
+// shrinking (binaryen 108 cannot read its final opcodes), ~2.5 KB gzipped more than SIMD128.
+const ENGINE_BUDGET = 62 * KB, ELEMENTS_BUDGET = 180 * KB;
 
 describe('the npm package', () => {
   let packed, root, manifest, paths;
