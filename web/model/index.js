@@ -6,7 +6,7 @@
 import { CallBuffers, formatBytes } from '../engine/heap.js';
 import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { cachedLoad, copyLayers, loadOptions } from './loading.js';
+import { cachedLoad, copyLayers, loadOptions, readTokens } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
 import { isLanguageModelSource, loadLanguageModel } from './llama.js';
@@ -19,7 +19,6 @@ export const MAX_TEXT_LENGTH = 1_000_000;
 
 const cache = new Map();
 const utf8 = new TextEncoder();
-const utf8Decoder = new TextDecoder();
 
 /**
  * Loads the model once per source (the default and URLs are cached; buffers are not).
@@ -117,13 +116,8 @@ export class UseLiteModel {
   }
 
   #tokens(call) {
-    const m = this.#module;
-    const n = call.tokens;
-    const ids = m.HEAP32.slice(call.ids / 4, call.ids / 4 + n);
-    const offsets = m.HEAPU32.subarray(call.offsets / 4, call.offsets / 4 + n + 1);
-    const tokens = new Array(n);
-    for (let i = 0; i < n; i++)
-      tokens[i] = utf8Decoder.decode(m.HEAPU8.subarray(call.text + offsets[i], call.text + offsets[i + 1]));
+    const { ids, tokens } = readTokens(this.#module, call, call.tokens);
     return { tokens, ids, clipped: call.clipped, totalTokens: call.total };
   }
+
 }

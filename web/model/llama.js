@@ -7,7 +7,7 @@
 import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
 import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { cachedLoad, copyLayers, loadOptions } from './loading.js';
+import { cachedLoad, copyLayers, loadOptions, readTokens } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { readBytes, toUrl } from './source.js';
 
@@ -414,15 +414,9 @@ export class LanguageModel {
   }
 
   #tokens(call) {
-    const m = this.#module;
-    const n = call.count;
-    const ids = m.HEAP32.slice(call.ids / 4, call.ids / 4 + n);
-    const offsets = m.HEAPU32.subarray(call.offsets / 4, call.offsets / 4 + n + 1);
-    const tokens = new Array(n);
-    for (let i = 0; i < n; i++)
-      tokens[i] = this.#decoder.decode(m.HEAPU8.subarray(call.text + offsets[i], call.text + offsets[i + 1]));
-    return { ids, tokens };
+    return readTokens(this.#module, call, call.count);
   }
+
 }
 
 /** softmax(logits) in float64, as a Float32Array of probabilities. */

@@ -41,3 +41,17 @@ export function copyLayers(module, addressOf, layers, heads, n) {
   }
   return out;
 }
+
+const utf8 = new TextDecoder();
+
+/**
+ * A call's tokens read back from the wasm heap: `count` int32 ids at `ids`, and the UTF-8 text of
+ * each token, the concatenation at `text` cut by `count + 1` uint32 `offsets`.
+ */
+export function readTokens(module, { ids, text, offsets }, count) {
+  const starts = module.HEAPU32.subarray(offsets / 4, offsets / 4 + count + 1);
+  const tokens = new Array(count);
+  for (let i = 0; i < count; i++)
+    tokens[i] = utf8.decode(module.HEAPU8.subarray(text + starts[i], text + starts[i + 1]));
+  return { ids: module.HEAP32.slice(ids / 4, ids / 4 + count), tokens };
+}
