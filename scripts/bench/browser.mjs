@@ -3,23 +3,12 @@
 // frame test: does recomputing n = 512, h = 8 with weights and redrawing an n × n heatmap
 // (putImageData) fit in a 16 ms frame? Files are served from 127.0.0.1 by scripts/serve.mjs; the
 // ONNX graphs are built here with onnx-proto and handed to the page.
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
-
-import { serve } from '../serve.mjs';
+import { withBenchPage } from './bench-page.mjs';
 import * as core from './core.js';
 import { formatHeatmapFrames, heatmapFrames } from './heatmap-frame.mjs';
 import { buildModels } from './onnx-models.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM_FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 
 export async function runInBrowser(options, { log = () => {} } = {}) {
   const models = {};
@@ -29,29 +18,13 @@ export async function runInBrowser(options, { log = () => {} } = {}) {
       models[`${h},${options.d}`] = Object.fromEntries(
         Object.entries(m).map(([k, bytes]) => [k, Buffer.from(bytes).toString('base64')]));
     }
-  // No CSP header: the peers' loaders are not all written for one.
-  const server = await serve({ root: ROOT, port: 0, index: '/scripts/bench/page.html', headers: {} });
-  const profile = await mkdtemp(path.join(os.tmpdir(), 'attnlens-bench-'));
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS,
-    });
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (m) => log(m.text()));
-    page.on('pageerror', (e) => log(`page error: ${e.message}`));
-    await page.goto(`${server.url}/scripts/bench/page.html`);
-    await page.waitForFunction(() => window.attnlensBenchReady === true, null, { timeout: 60_000 });
+  return withBenchPage(async (page, context) => {
     const result = await page.evaluate(([o, m]) => window.attnlensBench(o, m), [options, models]);
     result.heatmapLong = await heatmapLong(page, options.heatmapLong);
     result.heatmapFrames = await heatmapFrames(page, options.heatmapFrames);
     result.browser = context.browser()?.version() ?? result.userAgent;
     return result;
-  } finally {
-    await context?.close();
-    await server.close();
-    await rm(profile, { recursive: true, force: true });
-  }
+  }, { log });
 }
 
 // <attn-heatmap> interaction timing at long inputs (scripts/bench/heatmap-long.js).

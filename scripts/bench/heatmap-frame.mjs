@@ -2,43 +2,15 @@
 // headless Chromium, redrawn after temperature, scale and mask changes; median and best of N
 // redraws, each timed from the change to `updateComplete`, with the compute/render split. Part
 // of `npm run bench:browser`; alone: `node scripts/bench/heatmap-frame.mjs [--redraws 20]`.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-import { chromium } from 'playwright-core';
-
-import { serve } from '../serve.mjs';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM_FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
+import { withBenchPage } from './bench-page.mjs';
 
 /** Runs the page side (heatmap-page.js) in a fresh headless Chromium; returns its measurements. */
-export async function measureHeatmapFrames(options = {}, { log = () => {} } = {}) {
-  const server = await serve({ root: ROOT, port: 0, index: '/scripts/bench/page.html', headers: {} });
-  const profile = await mkdtemp(path.join(os.tmpdir(), 'attnlens-heatmap-'));
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS,
-    });
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (m) => log(m.text()));
-    page.on('pageerror', (e) => log(`page error: ${e.message}`));
-    await page.goto(`${server.url}/scripts/bench/page.html`);
-    await page.waitForFunction(() => window.attnlensBenchReady === true, null, { timeout: 60_000 });
+export function measureHeatmapFrames(options = {}, { log = () => {} } = {}) {
+  return withBenchPage(async (page, context) => {
     const result = await heatmapFrames(page, options);
     result.browser = context.browser()?.version() ?? '';
     return result;
-  } finally {
-    await context?.close();
-    await server.close();
-    await rm(profile, { recursive: true, force: true });
-  }
+  }, { log });
 }
 
 /** In an open bench page (page.html): the page side, heatmap-frame-page.js. */
