@@ -12,11 +12,15 @@ for dir in native wasm-simd wasm-relaxed wasm-scalar; do
 done
 
 # A short fuzz pass over the C++ core (tests/fuzz/fuzz_core.cpp). The corpus in .build/fuzz/corpus
-# grows from run to run; ATTNLENS_FUZZ_SECONDS sets the length (README: how to run a long one).
-echo "== fuzzing the C++ core: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s"
+# grows from run to run; every input that once found a bug (tests/fuzz/regressions/) is replayed
+# first. The seed is fixed so that a test run is repeatable: a fresh checkout explores the same
+# inputs every time, and new findings come from long runs with random seeds (README: fuzzing).
+# ATTNLENS_FUZZ_SECONDS sets the length, ATTNLENS_FUZZ_SEED the seed.
+FUZZ_SEED="${ATTNLENS_FUZZ_SEED:-20261201}"
+echo "== fuzzing the C++ core: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s, seed $FUZZ_SEED"
 mkdir -p .build/fuzz/corpus .build/fuzz/findings
-if ! .build/fuzz/attnlens_fuzz -max_total_time="${ATTNLENS_FUZZ_SECONDS:-20}" -timeout=20 \
-     -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/ .build/fuzz/corpus \
+if ! .build/fuzz/attnlens_fuzz -max_total_time="${ATTNLENS_FUZZ_SECONDS:-20}" -timeout=20 -seed="$FUZZ_SEED" \
+     -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/ .build/fuzz/corpus tests/fuzz/regressions/core \
      >.build/fuzz/last-run.log 2>&1; then
   grep -E -A3 'finding|ERROR|runtime error|SUMMARY|Test unit written' .build/fuzz/last-run.log >&2 || true
   echo "fuzzing found a problem: full log .build/fuzz/last-run.log, input in .build/fuzz/findings/" >&2
@@ -26,10 +30,11 @@ grep -E '^(Done |stat::number_of_executed_units|stat::new_units_added)|INITED' .
 
 # The same for the language-model loaders and tokenizer (tests/fuzz/fuzz_llama.cpp), corpus
 # .build/fuzz/corpus-llama; ATTNLENS_FUZZ_SECONDS sets its length too.
-echo "== fuzzing the LM loaders and tokenizer: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s"
+echo "== fuzzing the LM loaders and tokenizer: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s, seed $FUZZ_SEED"
 mkdir -p .build/fuzz/corpus-llama
 if ! .build/fuzz/attnlens_fuzz_llama -max_total_time="${ATTNLENS_FUZZ_SECONDS:-20}" -timeout=20 -max_len=65536 \
-     -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/ .build/fuzz/corpus-llama \
+     -seed="$FUZZ_SEED" -print_final_stats=1 -artifact_prefix=.build/fuzz/findings/ \
+     .build/fuzz/corpus-llama $(ls -d tests/fuzz/regressions/llama 2>/dev/null) \
      >.build/fuzz/last-run-llama.log 2>&1; then
   grep -E -A3 'finding|ERROR|runtime error|SUMMARY|Test unit written' .build/fuzz/last-run-llama.log >&2 || true
   echo "fuzzing found a problem: full log .build/fuzz/last-run-llama.log, input in .build/fuzz/findings/" >&2

@@ -317,8 +317,14 @@ void fuzz_attention(FuzzedDataProvider& fdp, bool owning) {
            std::to_string(s.n_k) + " d_k=" + std::to_string(s.d_k) + " d_v=" +
            std::to_string(s.d_v) + "} q" + describe(q) + " k" + describe(k) + " v" + describe(v) +
            " " + describe(options, mask, kernel);
-  const bool qk_ok = is_valid(q, q_len) && is_valid(k, k_len) && q_len && k_len && v_len &&
-                     q_len != SIZE_MAX && k_len != SIZE_MAX && v_len != SIZE_MAX;
+  // The engine refuses a shape any of whose five buffers could not be addressed (more than
+  // SIZE_MAX / sizeof(float) floats), even one the call leaves unused (v or output when only
+  // weights are asked for): such a shape cannot describe real data.
+  const std::size_t limit = std::numeric_limits<std::size_t>::max() / sizeof(float);
+  bool addressable = true;
+  for (std::size_t len : {q_len, k_len, v_len, o_len, w_len})
+    addressable &= len != 0 && len <= limit;
+  const bool qk_ok = addressable && is_valid(q, q_len) && is_valid(k, k_len);
   const bool inputs_ok = qk_ok && is_valid(v, v_len);
   const bool mask_ok = mask.span().empty() || (!mask.null_data && mask.bytes.size() == s.n_k);
   const bool scale_ok = !options.scale || (std::isfinite(*options.scale) && *options.scale > 0);
