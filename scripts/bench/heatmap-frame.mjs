@@ -33,10 +33,12 @@ export function formatHeatmapFrames(r, { where = 'fresh page', judge = true, jso
       `(compute ${s.computeMs.toFixed(1)} ms + render ${s.renderMs.toFixed(1)} ms) vs a ${r.budgetMs} ms frame`);
   lines.push(`         render parts alone: cells (LUT + putImageData) ${r.parts.cellsMs.toFixed(2)} ms, ` +
     `drawImage ${r.parts.drawImageMs.toFixed(2)} ms`);
+  const mib = (x) => (x === undefined ? '?' : `${x.toFixed(0)} MiB`);
+  if (r.heap) lines.push(`         page state at the start: JS heap ${mib(r.heap.jsHeapMiB)}, engine wasm heap ${mib(r.heap.wasmHeapMiB)}`);
   lines.push('');
   for (const [change, s] of Object.entries(r.changes))
     lines.push(JSON.stringify({ kind: 'heatmap-frame', page: json, runtime: 'chromium', browser: r.browser, n: r.n, h: r.h, d: r.d,
-      change, redraws: r.redraws, budgetMs: r.budgetMs, ...s, ...r.parts }));
+      change, redraws: r.redraws, budgetMs: r.budgetMs, ...s, ...r.parts, ...r.heap }));
   return lines.join('\n');
 }
 
