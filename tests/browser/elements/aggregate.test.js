@@ -147,11 +147,11 @@ describe('aggregates: head="mean"|"max", layer="rollout"', () => {
       const el = document.getElementById('heads');
       await el.heatmap.updateComplete;
       return { weights: Array.from(el.heatmap.weights), title: el.shadowRoot.querySelector('.detail-title').textContent,
-        selected: el.shadowRoot.querySelectorAll('[aria-selected="true"]').length };
+        selected: [...el.shadowRoot.querySelectorAll('[aria-selected="true"]')].map((c) => `${c.dataset.layer}/${c.dataset.head}`) };
     });
     assertClose(detail.weights, Array.from(want), 1e-5, 'detail heatmap');
-    assert.equal(detail.title, 'Layer 1, max over 4 heads');
-    assert.equal(detail.selected, 0);
+    assert.equal(detail.title, 'Layer 1, max over 4 heads (element-wise, so rows do not add up to 1)');
+    assert.deepEqual(detail.selected, ['0/max'], 'the grid\'s max tile is the chosen one');
   });
 
   it('bad values: a clear RangeError from the property, an error state for the pipeline and for rollout of cross-attention', async () => {

@@ -103,12 +103,15 @@ export function applyFilter(result, { hide = [], renormalize = false } = {}) {
   };
   hidden.count = self ? hidden.queries.length : hidden.queries.length + hidden.keys.length;
   const { masks } = result;
-  // A causal mask j > i keeps its meaning when rows and columns lose the same positions.
+  // A causal mask keeps meaning "key after query" in the original positions: when rows and
+  // columns lose different positions (cross-attention), shown row r and column c are compared
+  // through the positions they came from (compute.js isMasked / maskMatrix read them).
   const sameOrder = self || keepQ.every((q, r) => keepK.every((k, c) => (k > q) === (c > r)));
   const filteredMasks = masks && {
     ...masks,
-    causal: Boolean(masks.causal) && sameOrder,
+    causal: Boolean(masks.causal),
     keyMask: masks.keyMask ? Uint8Array.from(keepK, (j) => masks.keyMask[j]) : null,
+    ...(masks.causal && !sameOrder ? causalPositions(masks, keepQ, keepK) : {}),
   };
   const qTokens = keepQ.map((i) => queryTokens[i]);
   const kTokens = self ? qTokens : keepK.map((j) => keyTokens[j]);
@@ -120,6 +123,13 @@ export function applyFilter(result, { hide = [], renormalize = false } = {}) {
     weights: result.weights.map((w) => select(w, result.heads, nQ, nK, keepQ, keepK, renormalize)),
     hidden, kept: { queries: keepQ, keys: keepK },
   };
+}
+
+// The original positions of the kept rows and columns, composed with positions an earlier
+// filter already recorded (so a causal mask always compares the data's own positions).
+function causalPositions(masks, keepQ, keepK) {
+  const from = (positions, keep) => Int32Array.from(keep, (i) => (positions ? positions[i] : i));
+  return { queryPositions: from(masks.queryPositions, keepQ), keyPositions: from(masks.keyPositions, keepK) };
 }
 
 /** "2 tokens hidden; rows renormalised" (or "…; rows sum to less than 1"), or '' when none is. */
