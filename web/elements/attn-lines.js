@@ -128,9 +128,10 @@ export class AttnLines extends AttnElement {
       } else if (name === 'threshold') {
         this.#threshold = value === null ? DEFAULT_THRESHOLD : parseThreshold(value);
         this.#repaint();
-      } else super.attributeChangedCallback(name, old, value);
+      } else return super.attributeChangedCallback(name, old, value);
+      this.attributeError(name, null);
     } catch (error) {
-      this.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message: error.message, error } }));
+      this.attributeError(name, error);  // shown above the figure, and fired as `error`
     }
   }
 
@@ -255,6 +256,7 @@ export class AttnLines extends AttnElement {
     if (this.#layers?.result !== result || this.#layers.cacheKey !== cacheKey || this.#layers.theme !== theme)
       this.#layers = { result, cacheKey, theme, list: headLayers(result, this.layer, heads, theme, (l, hd) => selectedMatrix(this.lens, result, l, hd)) };
     if (this.#headList !== null) this.headLabel.hidden = true;
+    this.#checkOwnRanges(result, nK);
 
     const ctx = this.canvas.getContext('2d');
     const width = this.body.clientWidth || 600;
@@ -274,6 +276,20 @@ export class AttnLines extends AttnElement {
       `Attention lines between ${nQ} queries (left) and ${nK} keys (right)${where}. ` +
       'Up and down arrows move the focused token, left and right switch side, Escape shows every line.');
     this.#paint();
+  }
+
+  // heads="7" with 4 heads, key="99" with 10 keys: drawn as the nearest that exists, and said so.
+  #checkOwnRanges(result, nK) {
+    const list = this.#headList, missing = Array.isArray(list) ? list.filter((x) => x >= result.heads) : [];
+    const range = (name, error, mark) => {  // clears only a note of this kind, not a parse error
+      const previous = this.attributeErrors.find((e) => e.name === name);
+      if (error || previous?.message.startsWith(mark)) this.attributeError(name, error);
+    };
+    range('heads', missing.length ? new RangeError(`the data has ${result.heads} head${result.heads === 1 ? '' : 's'} ` +
+      `(0 to ${result.heads - 1}): head${missing.length === 1 ? '' : 's'} ${missing.join(', ')} not drawn`) : null, 'the data has');
+    const keyText = this.getAttribute('key');
+    const key = keyText !== null && /^\s*\d+\s*$/.test(keyText) ? Number(keyText) : -1;
+    range('key', key >= nK ? new RangeError(`past the last key: the data has ${nK} keys (0 to ${nK - 1}); showing key ${this.#key}`) : null, 'past');
   }
 
   #drawLegend(result, heads, theme) {
