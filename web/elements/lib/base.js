@@ -126,6 +126,7 @@ export class AttnElement extends HTMLElementBase {
       try {
         this.#set(name, value === null ? undefined : STATE[name].parse(value));
         this.attributeError(name, null);
+        if (this.#result) this.#checkRanges();
       } catch (error) {
         this.attributeError(name, error);
       }
