@@ -41,9 +41,11 @@ OWN_STATE.heads = {
   async svgState(result, state) {
     const { init } = await import('../attnlens.js');
     const { selectedMatrix } = await import('../elements/lib/compute.js');
+    const { eagerRollout } = await import('../elements/svg/heads.js');
     const lens = result.heads > 1 || result.layers > 1 ? await init() : null;
     const self = (result.nK ?? result.n) === result.n;
-    const aggregate = (layer, head) => (lens && (layer === 'rollout' ? result.layers > 1 && self : result.heads > 1)
+    const rollout = result.layers > 1 && self && (eagerRollout(result) || state.layer === 'rollout');
+    const aggregate = (layer, head) => (lens && (layer === 'rollout' ? rollout : result.heads > 1)
       ? selectedMatrix(lens, result, layer, head) : null);
     return { ...state, aggregate };
   },

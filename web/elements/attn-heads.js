@@ -9,7 +9,7 @@ import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { HEAD_AGGREGATES } from './lib/state.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { MatrixLayers, drawMatrix } from './lib/matrix-canvas.js';
-import { headsSVG } from './svg/heads.js';
+import { eagerRollout, headsSVG } from './svg/heads.js';
 
 const STYLE = `
 .grid { overflow-x: auto; padding: 3px; }
@@ -76,30 +76,32 @@ export class AttnHeads extends AttnElement {
     const width = this.body.clientWidth || 600;
     const extra = this.#aggregates(result).heads.length;
     const size = Math.max(36, Math.min(96, Math.floor((width - 70 - (heads + extra) * 14) / (heads + extra))));
-    const key = `${size}`;
+    const { heads: named, rollout } = this.#aggregates(result);
+    const engine = this.lens ?? this.#engine;
+    // The rollout costs 2·n³ per layer: drawn up front only when cheap, else once opened.
+    const rolled = rollout && (eagerRollout(result) || this.layer === 'rollout') ? selectedMatrix(engine, result, 'rollout', 0) : null;
+    const key = `${size}|${rolled ? 1 : 0}`;
     if (this.#thumbs?.result !== result || this.#thumbs.theme !== theme || this.#thumbs.key !== key) {
       const { masked, layer: mask } = this.#canvases.masks(result.masks, n, nK);
       const box = thumbBox(n, nK, size);
       const thumb = (layer, head, weights, name, text) => {
         const canvas = h('canvas', { 'aria-hidden': 'true' });
         const ctx = sizeCanvas(canvas, size, size);
-        drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
+        if (weights) drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
           ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
-        const label = `${name}: ${nK === n && head !== 'max' ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`;
+        const label = `${name}: ${!weights ? 'computed when opened' : nK === n && head !== 'max' ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`;
         return h('div', {
           class: typeof head === 'number' && typeof layer === 'number' ? 'thumb' : 'thumb aggregate',
           role: 'gridcell', 'data-layer': layer, 'data-head': head, 'aria-label': text ? `${label}; ${text}` : label,
         }, canvas, h('span', {}, typeof layer === 'string' ? 'Rollout' : typeof head === 'string' ? cap(head) : `H${head + 1}`));
       };
-      const { heads: named, rollout } = this.#aggregates(result);
-      const engine = this.lens ?? this.#engine;
       const rows = Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, `Layer ${l + 1}`),
         Array.from({ length: heads }, (_, hd) => thumb(l, hd, headMatrix(result, l, hd), `Layer ${l + 1}, head ${hd + 1}`)),
         named.map((mode) => thumb(l, mode, selectedMatrix(engine, result, l, mode), cap(selectionLabel(result, l, mode)), rowSumNote(l, mode)))));
       if (rollout) rows.push(h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, 'All layers'),
-        thumb('rollout', 'mean', selectedMatrix(engine, result, 'rollout', 0), cap(selectionLabel(result, 'rollout')), rowSumNote('rollout'))));
+        thumb('rollout', 'mean', rolled, cap(selectionLabel(result, 'rollout')), rowSumNote('rollout'))));
       this.grid.replaceChildren(...rows);
       this.#thumbs = { result, theme, key };
     }
@@ -215,7 +217,7 @@ export class AttnHeads extends AttnElement {
   svg(result, theme, options) {
     const { heads: named, rollout } = this.#aggregates(result);
     const engine = this.lens ?? this.#engine;
-    const aggregate = (layer, head) => ((layer === 'rollout' ? rollout : named.includes(head)) && engine
+    const aggregate = (layer, head) => ((layer === 'rollout' ? rollout && (eagerRollout(result) || this.layer === 'rollout') : named.includes(head)) && engine
       ? selectedMatrix(engine, result, layer, head) : null);
     return headsSVG(result, theme, { layer: this.layer, head: this.head, aggregate }, options);
   }

@@ -74,7 +74,10 @@ describe('views a new user tries', () => {
   const tokens = ['<s>', 'Once', 'upon', 'a', 'time', 'there', 'was'];
 
   it('<attn-heads>: mean and max tiles per layer and a rollout tile, each the float64 aggregate; max rows stay unnormalised under the causal mask', async () => {
-    assert.equal(await setData(page, 'heads', { tokens, attention, causal: true }), true);
+    // One Float32Array per layer, flat [heads·n·n], as a model's run gives them.
+    assert.equal(await setData(page, 'heads', { tokens, attention: [Float32Array.from(flat[0])], causal: true, heads: 3 }), false);
+    assert.match(await page.evaluate(() => document.getElementById('heads').error), /attention\[0\] has 196 numbers; heads·nQ·nK is 3·7·7 = 147/);
+    assert.equal(await setData(page, 'heads', { tokens, attention: flat.map((l) => Float32Array.from(l)), causal: true }), true);
     const grid = await tiles(page, 'heads');
     const want = [...Array.from({ length: layers }, (_, l) => [...Array.from({ length: heads }, (_, h) => `${l}/${h}`), `${l}/mean`, `${l}/max`]).flat(), 'rollout/mean'];
     assert.deepEqual(grid.map((t) => t.at), want);

@@ -5,6 +5,11 @@ import { headMatrix, maskMatrix } from '../lib/compute.js';
 import { hatchDef, svgDocument, tag, text } from '../lib/export.js';
 import { matrixImageSVG } from './matrix-image.js';
 
+/** Rollout work (2·n³ per layer after the first) up to which the grid draws its tile up front. */
+export const EAGER_ROLLOUT_FLOPS = 2 ** 33;
+/** Whether the rollout tile of `result` is cheap enough to draw before it is opened. */
+export const eagerRollout = (result) => 2 * result.n ** 3 * (result.layers - 1) <= EAGER_ROLLOUT_FLOPS;
+
 /**
  * state: { layer, head } (the chosen thumbnail), and `aggregate(layer, head)` → the nQ×nK matrix
  * of head 'mean' / 'max' of a layer or of layer 'rollout', or null (no such tile): the element
