@@ -152,3 +152,34 @@ export const rowPoint = (page, id, i, side = 'query') => page.evaluate(([id, i, 
   return { x: rect.left + (side === 'query' ? l.x0 / 2 : (l.x1 + l.width) / 2) * s, y: rect.top + (l.top + (i + 0.5) * l.row) * s };
 }, [id, i, side]);
 
+
+/** [heads·count] → the element-wise mean or max over the heads, float64. */
+export function headReduce(flat, heads, count, mode) {
+  const out = new Float64Array(count).fill(mode === 'max' ? -Infinity : 0);
+  for (let h = 0; h < heads; h++)
+    for (let c = 0; c < count; c++) {
+      const x = flat[h * count + c];
+      out[c] = mode === 'max' ? Math.max(out[c], x) : out[c] + x / heads;
+    }
+  return out;
+}
+
+// Abnar & Zuidema: Â = rownorm(0.5·mean_h(A) + 0.5·I), R = Â_L·…·Â_1.
+export function rollout(layers, heads, n) {
+  let r = null;
+  for (const layer of layers) {
+    const a = headReduce(layer, heads, n * n, 'mean');
+    for (let i = 0; i < n; i++) {
+      let sum = 0;
+      for (let j = 0; j < n; j++) sum += (a[i * n + j] = 0.5 * a[i * n + j] + (i === j ? 0.5 : 0));
+      for (let j = 0; j < n; j++) a[i * n + j] /= sum;
+    }
+    if (!r) { r = a; continue; }
+    const next = new Float64Array(n * n);
+    for (let i = 0; i < n; i++)
+      for (let k = 0; k < n; k++)
+        for (let j = 0; j < n; j++) next[i * n + j] += a[i * n + k] * r[k * n + j];
+    r = next;
+  }
+  return r;
+}

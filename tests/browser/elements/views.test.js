@@ -6,34 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { assertClean, assertClose, nested, readHeatmap, ref, setData } from './helpers.js';
-
-// [heads·nQ·nK] → the element-wise mean or max over heads, float64.
-function reduceHeads(flat, heads, count, mode) {
-  const out = new Float64Array(count).fill(mode === 'max' ? -Infinity : 0);
-  for (let h = 0; h < heads; h++)
-    for (let c = 0; c < count; c++) out[c] = mode === 'max' ? Math.max(out[c], flat[h * count + c]) : out[c] + flat[h * count + c] / heads;
-  return out;
-}
-
-// Abnar & Zuidema: Â = rownorm(0.5·mean_h(A) + 0.5·I), R = Â_L·…·Â_1.
-function rollout(layers, heads, n) {
-  let r = null;
-  for (const layer of layers) {
-    const a = reduceHeads(layer, heads, n * n, 'mean');
-    for (let i = 0; i < n; i++) {
-      let sum = 0;
-      for (let j = 0; j < n; j++) sum += (a[i * n + j] = 0.5 * a[i * n + j] + (i === j ? 0.5 : 0));
-      for (let j = 0; j < n; j++) a[i * n + j] /= sum;
-    }
-    if (r) {
-      const next = new Float64Array(n * n);
-      for (let i = 0; i < n; i++) for (let k = 0; k < n; k++) for (let j = 0; j < n; j++) next[i * n + j] += a[i * n + k] * r[k * n + j];
-      r = next;
-    } else r = a;
-  }
-  return r;
-}
+import { assertClean, assertClose, headReduce, nested, readHeatmap, ref, rollout, setData } from './helpers.js';
 
 // Causal [layers][heads][n][n] weights (row i spreads over keys 0…i), as a causal LM gives.
 function causalAttention(layers, heads, n, seed) {
@@ -83,8 +56,8 @@ describe('views a new user tries', () => {
     assert.deepEqual(grid.map((t) => t.at), want);
     assert.match(grid.find((t) => t.at === '1/max').label, /^Layer 2, max over 4 heads: .*rows do not add up to 1/);
     for (const [at, expected] of [
-      ['1/max', reduceHeads(flat[1], heads, n * n, 'max')],
-      ['2/mean', reduceHeads(flat[2], heads, n * n, 'mean')],
+      ['1/max', headReduce(flat[1], heads, n * n, 'max')],
+      ['2/mean', headReduce(flat[2], heads, n * n, 'mean')],
       ['rollout/mean', rollout(flat, heads, n)],
     ]) {
       const [layer, head] = at.split('/');
