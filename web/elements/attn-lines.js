@@ -29,7 +29,7 @@ const STYLE = `
 .hint { margin-left: 4px; }
 .readout { min-height: 1.4em; margin: 4px 0 0; color: var(--attn-muted); overflow-wrap: anywhere; }
 .loupe {
-  position: absolute; z-index: 1; min-width: 7em; max-width: 45%; padding: 2px 0; font-size: 12px; line-height: 18px;
+  position: absolute; z-index: 1; pointer-events: auto; min-width: 7em; max-width: 45%; padding: 2px 0; font-size: 12px; line-height: 18px;
   background: var(--attn-surface); color: var(--attn-fg); border: 1px solid var(--attn-line); border-radius: 4px;
   box-shadow: 0 2px 6px rgb(0 0 0 / 0.25);
 }
@@ -62,6 +62,7 @@ export class AttnLines extends AttnElement {
   #threshold = DEFAULT_THRESHOLD;
   #hover = null;         // { side, index } under the pointer
   #loupe = null;         // { side, first, count }: the tokens the loupe lists
+  #press = null;         // where the last press was (fractional pixels)
   #layout = null;
   #layers = null;        // { cacheKey, list: [{ head, color, weights }] }
   #all = null;           // { cacheKey, canvas } every line, drawn once
@@ -94,16 +95,20 @@ export class AttnLines extends AttnElement {
       this.#setHover(null);
       if (e.pointerType !== 'touch') this.#openLoupe(null);  // a lifted finger leaves too: keep it for the next tap
     });
+    // A click's coordinates are whole pixels, its press's are not: at 0.3 px rows the press says which row.
+    this.plot.addEventListener('pointerdown', (e) => { this.#press = { clientX: e.clientX, clientY: e.clientY }; });
     this.plot.addEventListener('click', (e) => {
       const inLoupe = this.loupe.contains(e.target);
       const row = inLoupe && e.target.closest('.loupe-row');
       if (inLoupe && !row) return;
-      const hit = row ? { side: this.#loupe.side, index: Number(row.dataset.index) } : this.#hit(e);
+      const p = this.#press, precise = p && Math.abs(p.clientX - e.clientX) < 1 && Math.abs(p.clientY - e.clientY) < 1 ? p : e;
+      this.#press = null;
+      const hit = row ? { side: this.#loupe.side, index: Number(row.dataset.index) } : this.#hit(precise);
       if (!hit) return;
       const f = this.focused;
       const same = f && f.side === hit.side && f.index === hit.index;
       this.#focus(same ? null : hit, true);
-      if (!row && e.pointerType === 'touch') this.#openLoupe(hit, e);  // a tap opens it: the next tap picks exactly
+      if (!row && e.pointerType === 'touch') this.#openLoupe(hit, precise);  // a tap opens it: the next tap picks exactly
       this.#markLoupe();
     });
     this.loupe.addEventListener('pointermove', (e) => {
@@ -487,22 +492,33 @@ export class AttnLines extends AttnElement {
     const count = Math.min(LOUPE_ROWS, hit.side === 'query' ? l.nQ : l.nK);
     const total = hit.side === 'query' ? l.nQ : l.nK;
     const first = Math.max(0, Math.min(total - count, hit.index - (count >> 1)));
-    const moved = !this.#loupe || this.#loupe.side !== hit.side || this.#loupe.first !== first || this.loupe.hidden;
-    this.#loupe = { side: hit.side, first, count, result: this.result };
+    const opening = !this.#loupe || this.#loupe.side !== hit.side || this.loupe.hidden;
+    const moved = opening || this.#loupe.first !== first;
+    this.#loupe = { side: hit.side, first, count, result: this.result, left: opening ? null : this.#loupe.left };
     if (moved) {
       const { queryTokens, keyTokens } = shapeOf(this.result);
       const tokens = hit.side === 'query' ? queryTokens : keyTokens;
       this.loupe.replaceChildren(...Array.from({ length: count }, (_, k) => h('div', { class: 'loupe-row', 'data-index': first + k },
         h('span', { class: 'index' }, String(first + k)), h('span', { class: 'text' }, tokens[first + k].slice(0, 40)))));
     }
-    // Beside the column, centred on the pointer, inside the plot.
+    // Beside the pointer (never under it: a click there still picks from the plot), towards the
+    // middle of the plot; vertically centred on it, inside the plot.
     const rect = this.canvas.getBoundingClientRect(), scale = rect.width / l.width || 1;
     const height = count * LOUPE_ROW_PX + 6, plotHeight = rect.height;
     const y = event ? event.clientY - rect.top : (l.top + (hit.index + 0.5) * l.row) * scale;
+    const x = event ? event.clientX - rect.left : (hit.side === 'query' ? l.x0 : l.x1) * scale;
     this.loupe.style.top = `${Math.max(0, Math.min(plotHeight - height, y - height / 2))}px`;
-    this.loupe.style.left = hit.side === 'query' ? `${(l.x0 + 4) * scale}px` : '';
-    this.loupe.style.right = hit.side === 'key' ? `${rect.width - (l.x1 - 4) * scale}px` : '';
     this.loupe.hidden = false;
+    // Placed when it opens, then it only follows vertically (so the pointer can reach it), unless
+    // that would bring it under the pointer.
+    const width = this.loupe.offsetWidth;
+    if (this.#loupe.left === null || (x >= this.#loupe.left && x <= this.#loupe.left + width)) {
+      const gap = 16;
+      const right = x + gap + width <= rect.width, left = x - gap - width >= 0;
+      const toRight = hit.side === 'query' ? right || !left : !left && right;
+      this.#loupe.left = toRight ? x + gap : Math.max(0, x - gap - width);
+    }
+    this.loupe.style.left = `${this.#loupe.left}px`;
     this.#markLoupe();
   }
 

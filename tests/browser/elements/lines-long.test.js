@@ -11,7 +11,7 @@ describe('<attn-lines> at 4096 tokens: the loupe', () => {
   let browser, page;
   before(async () => {
     browser = await startBrowser();
-    page = await browser.fixture('<attn-lines id="lines"></attn-lines>');
+    page = await browser.fixture('<attn-lines id="lines"></attn-lines><attn-heatmap id="map"></attn-heatmap>');
   });
   after(async () => { await browser?.close(); });
 
@@ -52,6 +52,17 @@ describe('<attn-lines> at 4096 tokens: the loupe', () => {
     await page.keyboard.press('ArrowDown');
     const next = await page.evaluate(() => { const el = document.getElementById('lines'); return [el.query, el.renderStats.lines]; });
     assert.deepEqual(next, [2004, rowKeys(2004).size]);
+    // A click straight on the plot picks the token under the pointer (the loupe opens beside the
+    // pointer, never under it), also at the first rows where the loupe is pushed inside the plot.
+    for (const i of [2, 1500]) {
+      const at = await rowPoint(page, 'lines', i);
+      const x = await page.evaluate(() => {
+        const el = document.getElementById('lines'), l = el.layout, r = el.shadowRoot.querySelector('canvas').getBoundingClientRect();
+        return r.left + (l.x0 + (l.x1 - l.x0) / 4) * (r.width / l.width);
+      });
+      await page.mouse.click(x, at.y);
+      assert.equal(await page.evaluate(() => document.getElementById('lines').query), i, `a click on row ${i}`);
+    }
     // A key on the right, near the end: the loupe opens beside the key column, on the last 15 keys.
     await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     const k = await rowPoint(page, 'lines', 4090, 'key');
@@ -60,6 +71,24 @@ describe('<attn-lines> at 4096 tokens: the loupe', () => {
     assert.deepEqual([km.side, km.first, km.count], ['key', N - 15, 15]);
     await page.mouse.move(0, 0);
     assert.equal(await page.evaluate(() => document.getElementById('lines').magnifier), null, 'leaving the plot closes it');
+    assertClean(page, browser);
+  });
+
+  it('the 4096-token heatmap: a click pins the row under the pointer, not the whole-pixel row of the click', async () => {
+    await page.evaluate(() => { document.getElementById('lines').data = null; });
+    assert.equal(await setLongData(page, 'map'), true);
+    for (const i of [7, 2003, 4090]) {
+      const at = await page.evaluate((i) => {
+        const el = document.getElementById('map');
+        window.scrollBy(0, el.getBoundingClientRect().top + el.cellBox(i, 100).y - innerHeight / 2);  // the row on screen
+        const c = el.cellBox(i, 100), r = el.getBoundingClientRect();
+        return { x: r.left + c.x + c.width / 2, y: r.top + c.y + c.height / 2, cell: c.height };
+      }, i);
+      assert.ok(at.cell < 1, `cells thinner than a pixel (${at.cell})`);
+      await page.mouse.click(at.x, at.y);
+      assert.equal(await page.evaluate(() => document.getElementById('map').query), i, `row ${i}`);
+      await page.mouse.click(at.x, at.y);  // again: released
+    }
     assertClean(page, browser);
   });
 });
