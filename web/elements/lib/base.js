@@ -164,9 +164,9 @@ export class AttnElement extends HTMLElementBase {
       const given = text !== null && /^\s*\d+\s*$/.test(text) ? Number(text) : null;
       const previous = this.#badAttributes.get(name);
       if (given !== null && given >= count && this.#get(name) !== given) {
-        if (previous?.message.startsWith('past')) continue;
-        this.attributeError(name, new RangeError(`past the last ${what}: the data has ${count} ${what}${count === 1 ? '' : 's'} ` +
-          `(0 to ${count - 1}); showing ${what} ${this.#get(name)}`));
+        const message = `past the last ${what}: the data has ${count} ${what}${count === 1 ? '' : 's'} (0 to ${count - 1}); ` +
+          `showing ${what} ${this.#get(name)}`;
+        if (previous?.message !== message) this.attributeError(name, new RangeError(message));  // once, not at every redraw
       } else if (previous?.message.startsWith('past')) this.attributeError(name, null);
     }
   }
