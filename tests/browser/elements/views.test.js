@@ -37,7 +37,9 @@ describe('views a new user tries', () => {
       <attn-heads id="heads"></attn-heads>
       <attn-pipeline id="pipe" hide="[CLS] 3" mask="causal"></attn-pipeline>
       <attn-heatmap id="cross" hide="<s> x"></attn-heatmap>
-      <attn-heatmap id="bad" tokens="a b c" attention="[[1,0,0],[0.5,0.5,0],[0.2,0.3,0.5]]" head="-1"></attn-heatmap>`);
+      <attn-heatmap id="bad" tokens="a b c" attention="[[1,0,0],[0.5,0.5,0],[0.2,0.3,0.5]]" head="-1"></attn-heatmap>
+      <attn-bars id="attr-cross" query-tokens="le chat" key-tokens='["the", "black", "cat"]' attention="[[0.7,0.2,0.1],[0.05,0.15,0.8]]" query="chat"></attn-bars>
+      <attn-heatmap id="no-tokens" attention="[[1,0],[0.5,0.5]]"></attn-heatmap>`);
   });
   after(async () => { await browser?.close(); });
 
@@ -169,6 +171,19 @@ describe('views a new user tries', () => {
       else assert.ok(Math.abs(value - weights[i][j]) < 1.5 / 255 / 0.7, `(${i}, ${j}): drawn ${value}, want ${weights[i][j]}`);
     }));
     assertClean(page, browser);
+  });
+
+  it('cross-attention from attributes (query-tokens, key-tokens); data attributes without tokens say what is missing', async () => {
+    const got = await page.evaluate(async () => {
+      const bars = document.getElementById('attr-cross'), bare = document.getElementById('no-tokens');
+      await customElements.whenDefined('attn-bars');
+      return { ok: await bars.updateComplete, shape: [bars.result.nQ, bars.result.nK], keys: bars.result.keyTokens, query: bars.query,
+        row: Array.from(bars.row), bare: await bare.updateComplete, message: bare.error };
+    });
+    assert.deepEqual([got.ok, got.shape, got.keys, got.query], [true, [2, 3], ['the', 'black', 'cat'], 1]);
+    assertClose(got.row, [0.05, 0.15, 0.8], 1e-6, 'the row of "chat"');
+    assert.equal(got.bare, false);
+    assert.match(got.message, /^tokens must be a list of words \(got missing\)/);
   });
 
   it('bad attribute values are said in the figure, which keeps its last good state; a good value clears the message', async () => {
