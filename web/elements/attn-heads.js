@@ -75,7 +75,8 @@ export class AttnHeads extends AttnElement {
     const theme = this.theme;
     const width = this.body.clientWidth || 600;
     const extra = this.#aggregates(result).heads.length;
-    const size = Math.max(36, Math.min(96, Math.floor((width - 70 - (heads + extra) * 14) / (heads + extra))));
+    const smallest = width < 480 ? 24 : 36;  // a phone fits a layer of 4 heads with Mean and Max
+    const size = Math.max(smallest, Math.min(96, Math.floor((width - 84 - (heads + extra) * 16) / (heads + extra))));
     const { heads: named, rollout } = this.#aggregates(result);
     const engine = this.lens ?? this.#engine;
     // The rollout costs 2·n³ per layer: drawn up front only when cheap, else once opened.
