@@ -4,11 +4,14 @@
 //   const { weights, output } = lens.attention(q, k, v, { dK: 64 });
 import { Lens } from './engine/lens.js';
 import { ENGINE_BUILDS, instantiate, relaxedSimdSupported, simdSupported } from './engine/load.js';
+import { defaultThreads, threadedModuleArgs, threadsOption, threadsSupported, withFreshViews } from './engine/threads.js';
 
-export { Lens, relaxedSimdSupported, simdSupported };
+export { Lens, relaxedSimdSupported, simdSupported, threadsSupported };
 
 const instances = new Map();
-const KNOWN = ['build', 'simd'];
+const KNOWN = ['build', 'simd', 'threads'];
+// SIMD flavours that have a threaded build (the scalar one has none).
+const THREADED = ['relaxed', 'simd'];
 const BUILD_NAMES = ['relaxed', 'simd', 'scalar'];
 
 /** Whether this runtime can run `build` (and this loader has it). */
@@ -55,13 +58,43 @@ export function init(options = {}) {
   for (const key of Object.keys(options))
     if (!KNOWN.includes(key)) throw new TypeError(`init has an unknown option '${key}' (known: ${KNOWN.join(', ')})`);
   const build = chooseBuild(options);
+  const threads = threadsOption(options.threads);
   if (!runs(build))
     return Promise.reject(new Error(ENGINE_BUILDS.includes(build) ? UNSUPPORTED[build]
       : `this copy of attnlens has no '${build}' build (it has ${ENGINE_BUILDS.join(', ')})`));
+  // Threads: the -pthread build of the same SIMD flavour where the runtime has shared memory
+  // (Node, cross-origin-isolated pages); elsewhere, quietly, the single-thread build.
+  if (threads !== 1 && THREADED.includes(build) && threadsSupported()) return initThreaded(build, threads);
   if (!instances.has(build)) {
     const pending = instantiate(build).then((module) => new Lens(module, build !== 'scalar', build));
     pending.catch(() => instances.delete(build));  // a failed load may be retried
     instances.set(build, pending);
   }
   return instances.get(build);
+}
+
+// One instance per (build, thread count); `requested` 0 means the default count. A threaded
+// build that fails to start (e.g. a CSP that refuses workers) falls back to the single-thread
+// build, with a warning.
+function initThreaded(build, requested) {
+  const key = `${build}-threads:${requested}`;
+  if (!instances.has(key)) {
+    const pending = (async () => {
+      // The default count shares the instance of that explicit count.
+      if (requested === 0) return initThreaded(build, await defaultThreads());
+      const threads = requested;
+      if (threads === 1) return init({ build, threads: false });
+      try {
+        const module = withFreshViews(await instantiate(`${build}-threads`, await threadedModuleArgs(threads)));
+        module.setThreads(threads);
+        return new Lens(module, true, build, threads);
+      } catch (error) {
+        console.warn(`attnlens: the threaded build did not start (${error?.message ?? error}); using one thread`);
+        return init({ build, threads: false });
+      }
+    })();
+    pending.catch(() => instances.delete(key));
+    instances.set(key, pending);
+  }
+  return instances.get(key);
 }

@@ -19,8 +19,12 @@ export class Lens {
   #module;
   #lastCallBytes = 0;
 
-  constructor(module, simd, build = simd ? 'simd' : 'scalar') {
+  constructor(module, simd, build = simd ? 'simd' : 'scalar', threads = 1) {
     this.#module = module;
+    /** Threads that compute a call (the calling thread included); 1 in a single-thread build. */
+    this.threads = threads;
+    /** True when the threaded (-pthread, Web Worker) build of `build` runs. */
+    this.threaded = threads > 1;
     /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
     this.simd = simd;
     /** The build that runs: 'relaxed', 'simd' or 'scalar'. */

@@ -13,6 +13,7 @@
 #include "attnlens/kernel.hpp"
 #include "attnlens/multi_head.hpp"
 #include "attnlens/probe.hpp"
+#include "attnlens/threads.hpp"
 
 namespace {
 
@@ -196,6 +197,15 @@ EMSCRIPTEN_BINDINGS(attnlens_aggregate) {
   emscripten::function("aggregateHeads", &aggregate_heads);
   emscripten::function("rolloutLayer", &rollout_layer);
   emscripten::function("rolloutMaxFlops", &rollout_max_flops);
+}
+
+// Threads (the -pthread build; 1 and no-ops elsewhere): the JS layer sets the count once, after the
+// module's worker pool has loaded (web/engine/load.js).
+EMSCRIPTEN_BINDINGS(attnlens_threads) {
+  emscripten::function("setThreads", &attnlens::set_threads);
+  emscripten::function("threads", &attnlens::threads);
+  emscripten::function("maxThreads", &attnlens::max_threads);
+  emscripten::function("lastCallChunks", +[]() { return static_cast<double>(attnlens::last_call_chunks()); });
 }
 
 #ifdef ATTNLENS_WITH_MODEL
