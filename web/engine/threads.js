@@ -52,7 +52,11 @@ export async function threadedModuleArgs(threads) {
       if (!/^Blocking on the main thread/.test(text)) console.warn(`attnlens: ${text}`);
     },
   };
-  if (isNode) args.attnlensWorker = await nodeWorkerClass();
+  // The glue's `new Worker(url of its own *.worker.js)` is answered with our worker script
+  // (pthread-worker.js): a constructor that returns an object makes `new` return that object.
+  args.attnlensWorker = isNode ? await nodeWorkerClass() : function PoolWorker() {
+    return new Worker(new URL('./pthread-worker.js', import.meta.url), { type: 'module' });
+  };
   return args;
 }
 
@@ -63,10 +67,11 @@ async function nodeWorkerClass() {
   const threads = process.getBuiltinModule?.('worker_threads') ??
     (await import(/* @vite-ignore */ `${'node:'}worker_threads`));
   const bootstrap = new URL('./node-worker.js', import.meta.url);
+  const script = new URL('./pthread-worker.js', import.meta.url).href;
   return class NodeWorker {
     #thread;
-    constructor(script) {
-      this.#thread = new threads.Worker(bootstrap, { workerData: { script: String(script) } });
+    constructor() {
+      this.#thread = new threads.Worker(bootstrap, { workerData: { script } });
       this.#thread.on('message', (data) => {
         if (data?.cmd === 'loaded') this.#thread.unref();
         this.onmessage?.({ data });

@@ -3,3 +3,6 @@
 // hand in a Worker class where the runtime has none: Node's worker_threads behind a Web Worker
 // face (web/engine/node-worker.js). In browsers Module.attnlensWorker is unset: the page's Worker.
 var Worker = Module['attnlensWorker'] || globalThis.Worker;
+// The workers import this glue from its own URL (wherever a bundler put it): see
+// web/engine/pthread-worker.js.
+Module['mainScriptUrlOrBlob'] = Module['mainScriptUrlOrBlob'] || _scriptDir;
