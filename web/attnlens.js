@@ -4,7 +4,7 @@
 //   const { weights, output } = lens.attention(q, k, v, { dK: 64 });
 import { Lens } from './engine/lens.js';
 import { ENGINE_BUILDS, instantiate, relaxedSimdSupported, simdSupported } from './engine/load.js';
-import { defaultThreads, threadedModuleArgs, threadsOption, threadsSupported, withFreshViews } from './engine/threads.js';
+import { threadsOption, threadsSupported } from './engine/threads.js';
 
 export { Lens, relaxedSimdSupported, simdSupported, threadsSupported };
 
@@ -73,26 +73,13 @@ export function init(options = {}) {
   return instances.get(build);
 }
 
-// One instance per (build, thread count); `requested` 0 means the default count. A threaded
-// build that fails to start (e.g. a CSP that refuses workers) falls back to the single-thread
-// build, with a warning.
+// One instance per (build, thread count); `requested` 0 means the default count (threaded.js).
 function initThreaded(build, requested) {
   const key = `${build}-threads:${requested}`;
   if (!instances.has(key)) {
-    const pending = (async () => {
-      // The default count shares the instance of that explicit count.
-      if (requested === 0) return initThreaded(build, await defaultThreads());
-      const threads = requested;
-      if (threads === 1) return init({ build, threads: false });
-      try {
-        const module = withFreshViews(await instantiate(`${build}-threads`, await threadedModuleArgs(threads)));
-        module.setThreads(threads);
-        return new Lens(module, true, build, threads);
-      } catch (error) {
-        console.warn(`attnlens: the threaded build did not start (${error?.message ?? error}); using one thread`);
-        return init({ build, threads: false });
-      }
-    })();
+    const pending = import('./engine/threaded.js').then((t) => t.startThreaded(build, requested, {
+      instantiate, Lens, withThreads: initThreaded, single: () => init({ build, threads: false }),
+    }));
     pending.catch(() => instances.delete(key));
     instances.set(key, pending);
   }

@@ -35,9 +35,9 @@ describe('threads in Chromium', () => {
   before(async () => { browser = await startBrowser({ serveOptions: { headers: DEMO_HEADERS } }); });
   after(() => browser?.close());
 
-  async function open(isolated) {
+  async function open(isolated, csp = STRICT_CSP) {
     const page = await browser.newPage();
-    const headers = isolated ? DEMO_HEADERS : { 'Content-Security-Policy': STRICT_CSP };
+    const headers = isolated ? { ...DEMO_HEADERS, 'Content-Security-Policy': csp } : { 'Content-Security-Policy': csp };
     await page.route(`${browser.url}/__threads__/**`, (route) => {
       const js = route.request().url().endsWith('.js');
       return route.fulfill({ status: 200, body: js ? RUN : PAGE,
@@ -77,5 +77,15 @@ describe('threads in Chromium', () => {
     assert.equal(result.same, true);
     assert.deepEqual(workers, []);
     assert.deepEqual(problems, []);
+  });
+
+  it('an isolated page whose CSP refuses workers falls back to one thread with a warning', async () => {
+    const { result, problems } = await open(true, `${STRICT_CSP}; worker-src 'none'`);
+    assert.equal(result.error, undefined);
+    assert.equal(result.isolated, true);
+    assert.equal(result.threads, 1);
+    assert.equal(result.threaded, false);
+    assert.equal(result.same, true);
+    assert.ok(problems.some((p) => /attnlens: the threaded build did not start/.test(p)), problems.join('\n'));
   });
 });
