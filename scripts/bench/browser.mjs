@@ -9,6 +9,7 @@ import { withBenchPage } from './bench-page.mjs';
 import * as core from './core.js';
 import { formatHeatmapFrames, heatmapFrames } from './heatmap-frame.mjs';
 import { buildModels } from './onnx-models.js';
+import { runThreadsInBrowser } from './threads-browser.mjs';
 
 export async function runInBrowser(options, { log = () => {} } = {}) {
   const models = {};
@@ -65,6 +66,8 @@ async function main() {
   console.log(formatHeatmapLong(long));
   console.log(JSON.stringify({ kind: 'heatmap-long', runtime: 'chromium', env, ...long }));
   console.log(formatHeatmapFrames({ ...frames, browser }));
+  // Threads: a cross-origin-isolated page of its own (threads-browser.mjs); ATTNLENS_BENCH_NO_THREADS=1 skips it.
+  if (!process.env.ATTNLENS_BENCH_NO_THREADS) console.log(`\n${await runThreadsInBrowser(process.argv.slice(2), { log })}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
