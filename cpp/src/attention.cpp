@@ -252,9 +252,11 @@ void attention_items(const AttentionShape& s, const AttentionInputs& in, const C
 }
 
 // Items per chunk handed to a thread: about four chunks per thread (slack for a thread that
-// starts late or is slowed by other processes), but no chunk under kMinChunkFlops, so that small
-// calls run serially instead of paying for waking the pool (parallel.hpp).
-constexpr double kMinChunkFlops = 4e6;
+// starts late or is slowed by other processes), but no chunk under kMinChunkFlops, and calls
+// under kMinSplitFlops in all (~1.5 ms in one wasm thread here) run serially: waking a worker
+// costs tens of µs when its core is free, much more when other processes hold it (measured with
+// h = 8, n = 128, 34 MFLOP: 2 threads were slower than one on this shared 2-core machine).
+constexpr double kMinChunkFlops = 4e6, kMinSplitFlops = 48e6;
 
 std::size_t items_per_chunk(const AttentionShape& s, const Call& c, const AttentionOutputs& out,
                             std::size_t bq, std::size_t items) {
@@ -263,6 +265,7 @@ std::size_t items_per_chunk(const AttentionShape& s, const Call& c, const Attent
   // Q·Kᵀ over the keys a block sees (half of them, on average, under a causal mask), plus P·V.
   const double keys = c.causal ? 0.5 * static_cast<double>(std::min(s.n_q, s.n_k)) : double(s.n_k);
   const double per_item = 2.0 * double(bq) * keys * double(c.d_k + (out.output.empty() ? 0 : c.d_v));
+  if (per_item * double(items) < kMinSplitFlops) return items;
   const std::size_t by_cost = static_cast<std::size_t>(kMinChunkFlops / std::max(per_item, 1.0)) + 1;
   const std::size_t by_balance = (items + 4 * threads - 1) / (4 * threads);
   return std::max(by_cost, by_balance);

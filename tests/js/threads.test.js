@@ -44,9 +44,9 @@ describe('threads', () => {
   const shapes = [
     { heads: 8, nQ: 256, nK: 256, dK: 64, dV: 64 },
     { heads: 8, nQ: 512, nK: 512, dK: 64, dV: 64, causal: true, weights: false },
-    { heads: 3, nQ: 301, nK: 190, dK: 40, dV: 24, mask: true, returnScores: true },
+    { heads: 3, nQ: 401, nK: 390, dK: 64, dV: 40, mask: true, returnScores: true },
     { heads: 1, nQ: 1000, nK: 700, dK: 32, dV: 64, weights: false },
-    { heads: 5, nQ: 200, nK: 250, dK: 64, dV: 48, output: false },
+    { heads: 5, nQ: 300, nK: 350, dK: 64, dV: 48, output: false },
   ];
   for (const s of shapes) {
     it(`attention is bit-identical to one thread: ${JSON.stringify(s)}`, () => {
@@ -70,8 +70,25 @@ describe('threads', () => {
     });
   }
 
+  it('those shapes really are split across threads, and small calls are not', async () => {
+    // The engine's own count of chunks (module.lastCallChunks), through a Lens on a module of our own.
+    const { Lens } = await import('attnlens');
+    const { instantiate } = await import('../../web/engine/load.js');
+    const { threadedModuleArgs, withFreshViews } = await import('../../web/engine/threaded.js');
+    const module = withFreshViews(await instantiate('simd-threads', (await threadedModuleArgs(2)).args));
+    module.setThreads(2);
+    const lens = new Lens(module, true, 'simd', 2);
+    for (const s of [...shapes, { heads: 1, nQ: 128, nK: 128, dK: 64, dV: 64, small: true }]) {
+      const q = new Float32Array(s.heads * s.nQ * s.dK).fill(0.1), k = new Float32Array(s.heads * s.nK * s.dK).fill(0.2);
+      const v = s.output === false ? null : new Float32Array(s.heads * s.nK * s.dV).fill(0.3);
+      lens.attention(q, k, v, { dK: s.dK, dV: s.dV, heads: s.heads, causal: s.causal, weights: s.weights, output: s.output });
+      if (s.small) assert.equal(module.lastCallChunks(), 1, 'a small call stays on the calling thread');
+      else assert.ok(module.lastCallChunks() >= 4, `${JSON.stringify(s)}: ${module.lastCallChunks()} chunks`);
+    }
+  });
+
   it('multiHead is bit-identical to one thread', () => {
-    const n = 300, dModel = 256, heads = 4;
+    const n = 400, dModel = 256, heads = 4;
     const x = ref.uniform(n * dModel, 4);
     const w = (seed) => ref.uniform(dModel * dModel, seed, -0.1, 0.1);
     const opts = { dModel, heads, wQ: w(5), wK: w(6), wV: w(7), wO: w(8), causal: true };
