@@ -3,9 +3,13 @@
 // results bit-identical to the single-thread build — and the same page without isolation falls
 // back to one thread without an error or a warning.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
-import { DEMO_HEADERS, STRICT_CSP } from '../../scripts/serve.mjs';
+import { DEMO_HEADERS, STRICT_CSP, serve } from '../../scripts/serve.mjs';
 import { startBrowser } from './support.js';
 
 const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>threads</title>
@@ -87,5 +91,31 @@ describe('threads in Chromium', () => {
     assert.equal(result.threaded, false);
     assert.equal(result.same, true);
     assert.ok(problems.some((p) => /attnlens: the threaded build did not start/.test(p)), problems.join('\n'));
+  });
+
+  it('a Vite build finds the worker script and the threaded build (isolated page, strict CSP)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'attnlens-vite-threads-'));
+    let server;
+    try {
+      const entry = fileURLToPath(new URL('../../web/attnlens.js', import.meta.url));
+      await writeFile(path.join(dir, 'index.html'), PAGE.replace('/__threads__/run.js', './main.js'));
+      await writeFile(path.join(dir, 'main.js'), RUN.replace("'/attnlens.js'", JSON.stringify(entry)));
+      const { build } = await import('vite');
+      await build({ root: dir, logLevel: 'error', build: { outDir: 'dist', reportCompressedSize: false } });
+      server = await serve({ root: path.join(dir, 'dist'), port: 0, index: '/index.html', headers: DEMO_HEADERS });
+      const page = await browser.newPage();
+      const workers = [];
+      page.on('worker', (w) => workers.push(new URL(w.url()).pathname));
+      await page.goto(`${server.url}/index.html`);
+      await page.waitForFunction(() => window.__result, null, { timeout: 60000 });
+      const result = await page.evaluate(() => window.__result);
+      assert.equal(result.error, undefined);
+      assert.deepEqual([result.threads, result.threaded, result.build, result.same], [2, true, 'relaxed', true]);
+      assert.ok(workers.length >= 1 && workers.every((u) => /^\/assets\/pthread-worker-[\w-]+\.js$/.test(u)), `workers: ${workers}`);
+      assert.deepEqual(page.problems, []);
+    } finally {
+      await server?.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
