@@ -46,12 +46,12 @@ namespace {
 
 constexpr unsigned kMaxThreads = 16;
 
-// Workers sleep on `wake` between calls; a call publishes its job under the mutex with a new
-// generation number, everyone (the caller included) takes chunks from `next`, and the caller
-// waits until every worker that joined has left the job.
 // Set while a thread runs chunks: a for_chunks inside one runs serially on that thread.
 thread_local bool in_chunk = false;
 
+// Workers sleep on `wake` between calls; a call publishes its job under the mutex with a new
+// generation number, everyone (the caller included) takes chunks from `next`, and the caller
+// waits until every worker that joined has left the job.
 class Pool {
  public:
   ~Pool() {
@@ -68,6 +68,10 @@ class Pool {
     wanted_ = count;
     // Workers are only ever added (a wasm worker cannot be handed back cheaply); extra ones idle.
     while (workers_.size() + 1 < count) workers_.emplace_back([this] { work(); });
+    // Wait until each has started, so that what starting a thread allocates happens here, not
+    // during a later call (the heap-use checks of the JS tests see it otherwise).
+    std::unique_lock<std::mutex> lock(mutex_);
+    started_cv_.wait(lock, [this] { return started_ == workers_.size(); });
   }
   unsigned size() const { return wanted_; }
 
@@ -106,6 +110,8 @@ class Pool {
   void work() {
     std::uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex_);
+    ++started_;
+    started_cv_.notify_all();
     for (;;) {
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
@@ -121,7 +127,8 @@ class Pool {
 
   std::vector<std::thread> workers_;
   std::mutex call_mutex_, mutex_;
-  std::condition_variable wake_, done_;
+  std::condition_variable wake_, done_, started_cv_;
+  std::size_t started_ = 0;
   std::atomic<std::size_t> next_{0};
   detail::ChunkFn fn_ = nullptr;
   void* body_ = nullptr;

@@ -80,8 +80,8 @@ export class Lens {
       `attention with heads·nQ·nK = ${heads}·${nQ}·${nK}`,
       // Scratch the engine keeps (cpp/src/workspace.hpp): K packed per head, V padded to whole
       // tiles, and blocks of ≤ 64 queries: of whole score rows when weights or scores are
-      // returned, of ≤ 96 keys otherwise.
-      (nK * (dK + dV + 16) + (wantWeights || returnScores ? 64 * nK : 0) + 64 * (dK + dV + 128)) * F32,
+      // returned, of ≤ 96 keys otherwise. Each thread of a threaded build has its own.
+      (nK * (dK + dV + 16) + (wantWeights || returnScores ? 64 * nK : 0) + 64 * (dK + dV + 128)) * F32 * this.threads,
     );
     try {
       this.#copyIn(buffers, 'q', q);
