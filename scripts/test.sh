@@ -46,7 +46,7 @@ grep -E '^(Done |stat::number_of_executed_units|stat::new_units_added)|INITED' .
 # TF.js): Node 20 validates relaxed SIMD only behind a V8 flag (the library never sets it), so
 # these run in a process of their own with it.
 echo "== JavaScript reference tests on the relaxed-SIMD build (node --experimental-wasm-relaxed-simd)"
-ATTNLENS_TEST_BUILDS=relaxed node --experimental-wasm-relaxed-simd --test --test-reporter=spec \
+ATTNLENS_TEST_BUILDS=relaxed,relaxed-threads node --experimental-wasm-relaxed-simd --test --test-reporter=spec \
   tests/js/attention.test.js tests/js/model.test.js
 
 echo "== JavaScript and browser tests"

@@ -135,8 +135,12 @@ export declare class Lens {
   private constructor();
   /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
   readonly simd: boolean;
-  /** The build that runs (chosen by init()). */
+  /** The build that runs (chosen by init()): its SIMD flavour, threaded or not. */
   readonly build: EngineBuild;
+  /** Threads that compute a call, the calling one included: 1 in a single-thread build. */
+  readonly threads: number;
+  /** True when the threaded (-pthread, Web Worker pool) build of `build` runs. */
+  readonly threaded: boolean;
   /** The kernels' architecture: 'wasm_relaxed' (relaxed SIMD), 'wasm' (SIMD128) or 'scalar'. */
   readonly arch: string;
   attention(q: Float32Array, k: Float32Array, v: Float32Array | null | undefined,
@@ -197,6 +201,14 @@ export interface InitOptions {
   build?: EngineBuild;
   /** false: the scalar build (= build 'scalar'); true: a SIMD build. */
   simd?: boolean;
+  /**
+   * Threads per call. true or omitted: the threaded (-pthread) build of the chosen SIMD flavour
+   * with one thread per core (at most 8) where the runtime can run it (Node; pages with
+   * `crossOriginIsolated`), else the single-thread build, without an error. false or 1: the
+   * single-thread build. A number 2–16: that many threads (the caller plus n − 1 workers).
+   * The scalar build is single-threaded. Results are bit-identical for every thread count.
+   */
+  threads?: boolean | number;
 }
 
 export interface CeilingProbeOptions {
@@ -264,3 +276,6 @@ export declare function simdSupported(): boolean;
 
 /** Whether this runtime validates WebAssembly relaxed SIMD (f32x4.relaxed_madd): the 'relaxed' build. */
 export declare function relaxedSimdSupported(): boolean;
+
+/** Whether this runtime can run the threaded builds: shared memory (Node, or a page with crossOriginIsolated). */
+export declare function threadsSupported(): boolean;

@@ -9,6 +9,7 @@ import { withBenchPage } from './bench-page.mjs';
 import * as core from './core.js';
 import { formatHeatmapFrames, heatmapFrames, measureHeatmapFrames } from './heatmap-frame.mjs';
 import { buildModels } from './onnx-models.js';
+import { runThreadsInBrowser } from './threads-browser.mjs';
 
 export async function runInBrowser(options, { log = () => {} } = {}) {
   const models = {};
@@ -72,6 +73,8 @@ async function main() {
   console.log(formatHeatmapFrames({ ...frames, browser }, { where: 'fresh page, after the benchmarks above' }));
   console.log(formatHeatmapFrames({ ...framesAfter, browser },
     { where: 'the benchmarks\' page, after everything above ran in it', judge: false, json: 'after-benchmarks' }));
+  // Threads: a cross-origin-isolated page of its own (threads-browser.mjs); ATTNLENS_BENCH_NO_THREADS=1 skips it.
+  if (!process.env.ATTNLENS_BENCH_NO_THREADS) console.log(`\n${await runThreadsInBrowser(process.argv.slice(2), { log })}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -7,13 +7,18 @@ import * as ref from './reference.js';
 // Every build this runtime runs. Node 20 runs the relaxed one only with
 // --experimental-wasm-relaxed-simd: scripts/test.sh runs this file again that way with
 // ATTNLENS_TEST_BUILDS=relaxed, and then a missing relaxed build is a failure, not a skip.
+// A name ending in '-threads' is the threaded build of that flavour on 2 threads, the others run
+// single-threaded (init's default in Node is the threaded build).
 const ARCH = { relaxed: 'wasm_relaxed', simd: 'wasm', scalar: 'scalar' };
 const asked = process.env.ATTNLENS_TEST_BUILDS?.split(',');
-if (asked?.includes('relaxed') && !relaxedSimdSupported())
+if (asked?.some((b) => b.startsWith('relaxed')) && !relaxedSimdSupported())
   throw new Error('ATTNLENS_TEST_BUILDS names relaxed, but this runtime has no relaxed SIMD');
-const names = asked ?? ['relaxed', 'simd', 'scalar'].filter((b) => b !== 'relaxed' || relaxedSimdSupported());
+const names = asked ?? ['relaxed', 'simd', 'scalar', 'simd-threads'].filter((b) => !b.startsWith('relaxed') || relaxedSimdSupported());
 const builds = [];
-for (const build of names) builds.push([build, await init({ build })]);
+for (const name of names) {
+  const build = name.replace(/-threads$/, '');
+  builds.push([build, await init({ build, threads: name.endsWith('-threads') ? 2 : false })]);
+}
 
 const shapes = [
   { heads: 1, nQ: 1, nK: 1, dK: 1, dV: 1 },
@@ -37,7 +42,7 @@ function maskFor(nK, seed) {
 }
 
 for (const [name, lens] of builds) {
-  describe(`lens.attention (${name} build)`, () => {
+  describe(`lens.attention (${name} build${lens.threaded ? `, ${lens.threads} threads` : ""})`, () => {
     it('reports which build runs', () => {
       assert.equal(lens.build, name);
       assert.equal(lens.simd, name !== 'scalar');
@@ -107,7 +112,7 @@ for (const [name, lens] of builds) {
     });
   });
 
-  describe(`lens.multiHead (${name} build)`, () => {
+  describe(`lens.multiHead (${name} build${lens.threaded ? `, ${lens.threads} threads` : ""})`, () => {
     const cases = [
       { nQ: 6, dModel: 8, heads: 2, bias: true, wO: true },
       { nQ: 11, dModel: 12, heads: 3, bias: true, wO: true, causal: true },
@@ -147,7 +152,7 @@ describe('init', () => {
   });
   it('rejects bad options with TypeError', () => {
     assert.throws(() => init({ simd: 'yes' }), { name: 'TypeError', message: /simd/ });
-    assert.throws(() => init({ threads: 2 }), { name: 'TypeError', message: /unknown option 'threads'/ });
+    assert.throws(() => init({ thread: 2 }), { name: 'TypeError', message: /unknown option 'thread'/ });
     assert.throws(() => init({ build: 3 }), { name: 'TypeError', message: /options\.build/ });
   });
   it('picks the fastest build the runtime runs, and forces one with { build }', async () => {

@@ -1,5 +1,5 @@
 // The engine entry, `attnlens`.
-import { init, Lens, relaxedSimdSupported, simdSupported } from 'attnlens';
+import { init, Lens, relaxedSimdSupported, simdSupported, threadsSupported } from 'attnlens';
 import type {
   AttentionInto, AttentionOptions, AttentionResult, AttentionWeightsResult, Ceiling, EngineBuild, MemoryUse, MultiHeadResult,
 } from 'attnlens';
@@ -12,6 +12,11 @@ const simd: boolean = lens.simd;
 const build: EngineBuild = lens.build;
 const relaxed: boolean = relaxedSimdSupported();
 const forced: Promise<Lens> = init({ build: 'simd' });
+const threadedLens: Promise<Lens> = init({ threads: 2 });
+const singleLens: Promise<Lens> = init({ build: 'relaxed', threads: false });
+const threadCount: number = lens.threads;
+const threaded: boolean = lens.threaded;
+const canThread: boolean = threadsSupported();
 const ceiling: Ceiling = lens.ceilingProbe({ iterations: 1e5, calls: 5, warmupMs: 50 });
 const fmaBest: number | undefined = ceiling.fma?.gflops;
 const mulAdd: number = ceiling.mulAdd.median;
@@ -78,8 +83,12 @@ lens.attention(q, k, v, { dK: 4, casual: true });
 lens.attention(q, k, v, { dK: 4, keyMask: [1, 1, 0] });
 // @ts-expect-error multiHead needs wQ, wK and wV
 lens.multiHead(x, { dModel: 4, wK: w, wV: w });
-// @ts-expect-error init knows only { build, simd }
-init({ threads: 4 });
+// @ts-expect-error init knows only { build, simd, threads }
+init({ workers: 4 });
+// @ts-expect-error threads is a boolean or a number
+init({ threads: 'auto' });
+// @ts-expect-error read-only
+lens.threads = 4;
 // @ts-expect-error builds are named
 init({ build: 'avx' });
 // @ts-expect-error a single sample has no fma field
@@ -91,5 +100,6 @@ lens.simd = false;
 // @ts-expect-error the engine is created by init(), not new
 new Lens();
 
+export { threadedLens, singleLens, threadCount, threaded, canThread };
 export { build, relaxed, forced, ceiling, fmaBest, mulAdd, sample };
 export { scalar, supported, arch, simd, weights, output, scores, mh, bytes, mean, max, rolled, intoWeights, both, scoresInto, mhWeights, mhInto };

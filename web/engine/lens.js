@@ -19,8 +19,12 @@ export class Lens {
   #module;
   #lastCallBytes = 0;
 
-  constructor(module, simd, build = simd ? 'simd' : 'scalar') {
+  constructor(module, simd, build = simd ? 'simd' : 'scalar', threads = 1) {
     this.#module = module;
+    /** Threads that compute a call (the calling thread included); 1 in a single-thread build. */
+    this.threads = threads;
+    /** True when the threaded (-pthread, Web Worker) build of `build` runs. */
+    this.threaded = threads > 1;
     /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
     this.simd = simd;
     /** The build that runs: 'relaxed', 'simd' or 'scalar'. */
@@ -76,8 +80,8 @@ export class Lens {
       `attention with heads·nQ·nK = ${heads}·${nQ}·${nK}`,
       // Scratch the engine keeps (cpp/src/workspace.hpp): K packed per head, V padded to whole
       // tiles, and blocks of ≤ 64 queries: of whole score rows when weights or scores are
-      // returned, of ≤ 96 keys otherwise.
-      (nK * (dK + dV + 16) + (wantWeights || returnScores ? 64 * nK : 0) + 64 * (dK + dV + 128)) * F32,
+      // returned, of ≤ 96 keys otherwise. Each thread of a threaded build has its own.
+      (nK * (dK + dV + 16) + (wantWeights || returnScores ? 64 * nK : 0) + 64 * (dK + dV + 128)) * F32 * this.threads,
     );
     try {
       this.#copyIn(buffers, 'q', q);

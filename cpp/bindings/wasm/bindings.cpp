@@ -13,6 +13,9 @@
 #include "attnlens/kernel.hpp"
 #include "attnlens/multi_head.hpp"
 #include "attnlens/probe.hpp"
+#ifdef ATTNLENS_THREADS_MODULE
+#include "attnlens/threads.hpp"
+#endif
 
 namespace {
 
@@ -202,6 +205,17 @@ EMSCRIPTEN_BINDINGS(attnlens_aggregate) {
   emscripten::function("rolloutLayer", &rollout_layer);
   emscripten::function("rolloutMaxFlops", &rollout_max_flops);
 }
+
+// Threads, in the -pthread build only: the JS layer sets the count once, after the module's worker
+// pool has loaded (web/engine/threaded.js).
+#ifdef ATTNLENS_THREADS_MODULE
+EMSCRIPTEN_BINDINGS(attnlens_threads) {
+  emscripten::function("setThreads", &attnlens::set_threads);
+  emscripten::function("threads", &attnlens::threads);
+  emscripten::function("maxThreads", &attnlens::max_threads);
+  emscripten::function("lastCallChunks", +[]() { return static_cast<double>(attnlens::last_call_chunks()); });
+}
+#endif  // ATTNLENS_THREADS_MODULE
 
 #ifdef ATTNLENS_WITH_MODEL
 // ---- USE-lite, for the opt-in module web/dist/attnlens-model.* (web/model/index.js) ----------
