@@ -7,7 +7,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import v8 from 'node:v8';
 
 import { OWN_OPTIONS } from './figures.js';
 import { DataError, FORMATS, OptionError, figureNames, render } from './render.js';
@@ -32,10 +31,9 @@ render options:
                     --hide "TOKEN|N …" --renormalize true|false
   lines:            --heads all|"N …" --key N|TOKEN --threshold W`;
 
-// Node 20 runs relaxed SIMD only behind a V8 flag, which browsers have on: with it, the engine
-// picks the same build as Chromium (fused multiply-add), so the numbers match the elements'
-// to the last bit. Set before any wasm is compiled; Node 22+ has it on already.
-v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+// No V8 flag is set here (the library never flips them): the engine runs the build this Node
+// validates, SIMD128 on Node 20 (the build of the standalone HTML files and of Safari), or
+// relaxed SIMD (Chromium's) when node itself runs with --experimental-wasm-relaxed-simd.
 
 class UsageError extends Error {}
 

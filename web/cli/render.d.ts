@@ -11,7 +11,10 @@ export interface RenderOptions {
   format?: Format;
   /** svg/png: default 'light'; html: default the reader's colour scheme. */
   theme?: 'light' | 'dark';
-  /** The SVG's display width in CSS pixels (the drawing scales through its viewBox). */
+  /**
+   * The figure's width in CSS pixels: svg/png, the picture's display width (the drawing scales
+   * through its viewBox; PNG pixels = width × pixelRatio); html, the figure's width in the page.
+   */
   width?: number | string;
   /** PNG pixels per SVG unit (default 2). */
   pixelRatio?: number | string;

@@ -97,7 +97,8 @@ async function rasterise(svg, pixelRatio) {
 /**
  * Renders `input` (the figures' JSON data, parsed) as `format`: a string for svg and html, a
  * Uint8Array for png. `options`: figure (default heatmap), format (svg), theme ('light' |
- * 'dark'; svg/png default light, html default: the reader's), width (svg display width),
+ * 'dark'; svg/png default light, html default: the reader's), width (the figure's width in CSS
+ * pixels: the SVG's display width, the PNG's width / pixelRatio, the figure's width in the HTML),
  * pixelRatio (png, default 2), title (html), and any state: layer, head, query, step, scale,
  * temperature, mask. Throws OptionError for bad options, DataError for bad data.
  */
@@ -146,7 +147,7 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
 
   if (format === 'html') {
     const attributes = [...stateAttributes(state), ...Object.entries(own).map(([k, v]) => [k, String(v)]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
-    return standaloneHTML({ tag: figure.tag, attributes, data: exportableData(input, data), bundle: await readBundle(), theme, title });
+    return standaloneHTML({ tag: figure.tag, attributes, data: exportableData(input, data), bundle: await readBundle(), theme, title, width });
   }
   const svg = figure.svg(result, themeFor(theme ?? 'light'), svgState, { width });
   return format === 'svg' ? svg : rasterise(svg, pixelRatio);

@@ -155,6 +155,47 @@ describe('standalone HTML (toHTML)', () => {
     }
   });
 
+  it('every figure kind from file:// with every request refused: the same weights (and SVG for data carried as numbers)', async () => {
+    const cross = { queryTokens: ['le', 'chat', '<dort>'], keyTokens: ['the', 'cat', '&', 'sleeps', '😀'], attention: ref.randomAttention(2, 2, 5, 46).map((layer) => layer.map((rows) => rows.slice(0, 3))) };
+    const layered = { tokens: ['[CLS]', 'שלום', 'a&b', '"q"', '[SEP]'], attention: ref.randomAttention(2, 3, 5, 48) };
+    const small = vectors(['we', 'need', '<more>', 'data'], { dK: 3, seed: 49 }).json;
+    // [tag, data or null (the tag has its own source), exact: the file draws the page's numbers
+    // (precomputed or model weights, a mean), not ones it computes with its own build]
+    const cases = [
+      ['<attn-pipeline id="x" query="2" step="softmax" mask="causal"></attn-pipeline>', small, false],
+      ['<attn-heatmap id="x" model="stories260K" text="Once upon a time" layer="3" head="1" query="2"></attn-heatmap>', null, true],
+      ['<attn-bars id="x" layer="1" head="1" query="chat"></attn-bars>', cross, true],
+      ['<attn-heatmap id="x" layer="1" head="mean" hide="[CLS] [SEP]" renormalize query="1"></attn-heatmap>', layered, true],
+      ['<attn-heads id="x" layer="1" head="2"></attn-heads>', layered, true],
+      // The rollout is a product of matrices, computed in the file by its SIMD128 build.
+      ['<attn-heatmap id="x" layer="rollout" query="2"></attn-heatmap>', layered, false],
+      ['<attn-lines id="x" layer="1" heads="all" key="cat"></attn-lines>', cross, true],
+    ];
+    for (const [tag, data, exact] of cases) {
+      const p = await browser.fixture(tag, { name: 'kinds' });
+      const ok = data ? await setData(p, 'x', data) : await ready(p, 'x');
+      assert.equal(ok, true, `${tag}: ${await p.evaluate(() => document.getElementById('x').error)}`);
+      const want = await snapshot(p, 'x');
+      const [svg, html] = await p.evaluate(async () => { const el = document.getElementById('x'); return [el.toSVG(), await el.toHTML()]; });
+      assert.ok(!/model=|stories260K\.bin|tok512/.test(html.replace(/<script type="module" id="attnlens-bundle">[\s\S]*?<\/script>/, '')), `${tag}: data, not a model`);
+      const offline = await openOffline(html, 'kinds');
+      const got = await snapshot(offline, 'x');
+      assert.equal(got.ok, true, `${tag}: ${got.error}`);
+      assert.deepEqual([got.state, got.tokens, got.layers, got.heads], [want.state, want.tokens, want.layers, want.heads], tag);
+      if (exact) {
+        assert.deepEqual(got.weights, want.weights, `${tag}: weights`);
+        assert.equal(await offline.evaluate(() => document.getElementById('x').toSVG()), svg, `${tag}: SVG`);
+      } else {
+        assertClose(got.weights, want.weights, 1e-6, `${tag}: weights`);
+      }
+      assert.deepEqual(offline.requests, [pathToFileURL(path.join(folder, 'kinds.html')).href], `${tag}: no request but the file`);
+      assert.deepEqual(offline.problems, [], tag);
+      await offline.close();
+      assertClean(p, browser);
+      await p.close();
+    }
+  });
+
   it('the toolbar\'s HTML button downloads the same file', async () => {
     const want = await page.evaluate(() => document.getElementById('map').toHTML());
     const [download] = await Promise.all([
