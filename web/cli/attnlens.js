@@ -28,7 +28,8 @@ render options:
   --title TEXT      the HTML document's title
   state:            --layer N --head N --query N|TOKEN --step S --scale auto|none|X
                     --temperature T --mask none|causal|padding|"causal padding"
-                    --hide "TOKEN|N …" --renormalize true|false
+                    --hide "TOKEN|N …" --renormalize [true|false]
+                    (negative numbers as values: --query -1)
   lines:            --heads all|"N …" --key N|TOKEN --threshold W`;
 
 // No V8 flag is set here (the library never flips them): the engine runs the build this Node
@@ -37,6 +38,29 @@ render options:
 
 class UsageError extends Error {}
 
+// Picture formats an author may reach for by the output's extension but that are not made here.
+const OTHER_IMAGES = new Set(['jpg', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'tif', 'tiff', 'pdf', 'eps', 'ps']);
+
+/**
+ * The arguments as parseArgs takes them: a negative number after an option is its value
+ * (`--query -1`, not an unknown option), and `--renormalize` alone is a switch, as the attribute.
+ */
+function normalizeArgs(args, valued) {
+  const out = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i], next = args[i + 1];
+    if (valued.has(arg) && next !== undefined && /^-(\d|\.\d|Infinity$)/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else if (arg === '--renormalize' && (next === undefined || next.startsWith('-'))) {
+      out.push('--renormalize=true');
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
 const usage = async () => USAGE.replace('FIGURES', (await figureNames()).join(' | '));
 
 async function readInput(file) {
@@ -44,28 +68,33 @@ async function readInput(file) {
   try {
     text = file === '-' ? await new Response(process.stdin).text() : await readFile(file, 'utf8');
   } catch (error) {
-    throw new DataError(error.code === 'ENOENT' ? `${file}: no such file` : `cannot read ${file}: ${error.message}`);
+    const why = { EISDIR: 'it is a folder, not a data file', EACCES: 'permission denied' }[error.code] ?? error.message;
+    throw new DataError(error.code === 'ENOENT' ? `${file}: no such file` : `cannot read ${file}: ${why}`);
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new DataError(`${file === '-' ? 'standard input' : file} is not valid JSON: ${error.message}`);
+    // Python's json.dump writes non-finite floats as NaN / Infinity, which JSON does not have.
+    const hint = /(^|[\s,[:])(NaN|-?Infinity)([\s,\]}]|$)/.test(text) ? ' (NaN and Infinity are not JSON: the weights have non-finite numbers)' : '';
+    throw new DataError(`${file === '-' ? 'standard input' : file} is not valid JSON: ${error.message}${hint}`);
   }
 }
 
 async function renderCommand(args) {
   const stateOptions = Object.fromEntries([...Object.keys(STATE), ...OWN_OPTIONS].map((name) => [name, { type: 'string' }]));
+  const known = {
+    ...stateOptions,
+    figure: { type: 'string' }, format: { type: 'string' }, output: { type: 'string', short: 'o' },
+    theme: { type: 'string' }, width: { type: 'string' }, 'pixel-ratio': { type: 'string' }, title: { type: 'string' },
+  };
   const { values, positionals } = parseArgs({
-    args, allowPositionals: true, strict: true,
-    options: {
-      ...stateOptions,
-      figure: { type: 'string' }, format: { type: 'string' }, output: { type: 'string', short: 'o' },
-      theme: { type: 'string' }, width: { type: 'string' }, 'pixel-ratio': { type: 'string' }, title: { type: 'string' },
-    },
+    args: normalizeArgs(args, new Set(Object.keys(known).map((name) => `--${name}`))), allowPositionals: true, strict: true, options: known,
   });
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `render takes one data file (got ${positionals.join(' ')})` : 'render needs a data file (or - for standard input)');
   const { output, 'pixel-ratio': pixelRatio, ...options } = values;
   const ext = output && path.extname(output).slice(1).toLowerCase();
+  if (options.format === undefined && OTHER_IMAGES.has(ext))
+    throw new UsageError(`cannot write ${output}: .${ext} is not a format made here (${FORMATS.join(', ')}); give --format to write one of them anyway`);
   options.format ??= FORMATS.includes(ext) ? ext : 'svg';
   if (pixelRatio !== undefined) options.pixelRatio = pixelRatio;
   const input = await readInput(positionals[0]);
@@ -73,8 +102,13 @@ async function renderCommand(args) {
     if (error instanceof DataError) error.message = `${positionals[0] === '-' ? 'standard input' : positionals[0]}: ${error.message}`;
     throw error;
   });
-  if (output) await writeFile(output, out);
-  else process.stdout.write(out);
+  if (!output) return void process.stdout.write(out);
+  try {
+    await writeFile(output, out);
+  } catch (error) {
+    const why = { ENOENT: 'its folder does not exist', EISDIR: 'it is a folder', EACCES: 'permission denied' }[error.code];
+    throw new Error(`cannot write ${output}: ${why ?? error.message}`);
+  }
 }
 
 async function serveCommand(args) {

@@ -74,6 +74,16 @@ function checkState(state, result, figure) {
     throw new OptionError(`--query ${state.query} is out of range: there are ${result.n} tokens (0–${result.n - 1})`);
 }
 
+// A token text in --hide that no token has (the element ignores it, as one hide list may serve
+// several data; here it is most likely a typo).
+function checkHidden(hide, result) {
+  if (!Array.isArray(result?.weights)) return;
+  const { queryTokens = result.tokens, keyTokens = result.tokens } = result;
+  const texts = new Set([...queryTokens, ...keyTokens].map((t) => t.trim()));
+  const missing = hide.find((item) => typeof item === 'string' && !texts.has(item.trim()));
+  if (missing !== undefined) throw new OptionError(`--hide ${JSON.stringify(missing)} is not one of the tokens`);
+}
+
 async function readBundle() {
   const url = new URL('../dist/attnlens-single.js', import.meta.url);
   try {
@@ -120,6 +130,9 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
     ...Object.keys(own).filter((k) => !figure.own?.options.includes(k))];
   if (unknown.length) throw new OptionError(`unknown option ${unknown.map((k) => `--${k}`).join(', ')} for the ${figure.name} figure`);
 
+  if (given.renormalize !== undefined && ![true, false, 'true', 'false', ''].includes(given.renormalize))
+    throw new OptionError(`--renormalize must be true or false (got ${JSON.stringify(given.renormalize)})`);
+
   let data = parseData(input, { maxTokens: element.maxTokens });
   if (data.kind === 'model') data = await runModel(await engine(), data, (tokens) => parseTokens(tokens, element.maxTokens));
   const state = stateFor(figure, data, given);
@@ -128,9 +141,13 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
     // The element's compute step without an element: the base one (computeWeights; the element's
     // version only adds its buffer pool) or the figure's own, which needs no instance.
     const compute = element.prototype.compute === AttnElement.prototype.compute ? computeWeights : element.prototype.compute;
-    result = applyFilter(compute.call(element.prototype, data.kind === 'attention' ? null : await engine(), data, state), state);
+    result = compute.call(element.prototype, data.kind === 'attention' ? null : await engine(), data, state);
+    checkHidden(state.hide, result);
+    result = applyFilter(result, state);
   } catch (error) {
     if (error instanceof RangeError && /^hide/.test(error.message)) throw new OptionError(`--${error.message}`);
+    if (error instanceof RangeError && /^options\.scale/.test(error.message))
+      throw new OptionError(`--scale ÷ --temperature gives a scale the engine cannot use: ${error.message}`);
     throw error;
   }
   checkState(state, result, figure);
@@ -140,7 +157,7 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   const nK = result.nK ?? result.n;
   let svgState = { ...state, weights: weights || undefined, row: weights && state.query >= 0 ? weights.subarray(state.query * nK, (state.query + 1) * nK) : undefined };
   try {
-    if (figure.own) svgState = await figure.own.svgState(result, state, own);
+    if (figure.own) svgState = await figure.own.svgState(result, state, own, isAggregate(state.layer, state.head) ? await engine() : null);
   } catch (error) {
     throw error instanceof RangeError ? new OptionError(error.message.startsWith('--') ? error.message : `--${error.message}`) : error;
   }

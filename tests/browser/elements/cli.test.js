@@ -46,6 +46,11 @@ const CASES = [
   ['heatmap', CROSS, { query: 'chat' }],
   ['bars', CROSS, { query: '2' }],
   ['heatmap', { model: 'stories260K', text: 'Once upon a time' }, { layer: '3', head: '1', query: '2' }],
+  // Aggregates in the lines view (the engine's mean and rollout), cross-attention with hiding.
+  ['lines', LAYERS, { layer: '1', head: 'mean', query: '2' }],
+  ['lines', LAYERS, { layer: 'rollout' }],
+  ['heatmap', CROSS, { hide: 'cat <dort>', renormalize: '', query: '0' }],
+  ['heads', CROSS, { layer: '0', head: '0' }],
 ];
 
 const RELAXED = ['--experimental-wasm-relaxed-simd'];
