@@ -23,7 +23,7 @@ render options:
   --format F        svg | html | png (default: from -o's extension, else svg)
   -o, --output FILE write there (default: standard output)
   --theme T         light | dark (svg/png default light; html default: the reader's)
-  --width PX        the SVG's display width (the drawing scales)
+  --width PX        the figure's width (svg/png: the picture's, it scales; html: in the page)
   --pixel-ratio R   PNG pixels per SVG unit (default 2)
   --title TEXT      the HTML document's title
   state:            --layer N --head N --query N|TOKEN --step S --scale auto|none|X
@@ -116,7 +116,9 @@ async function serveCommand(args) {
   const port = Number(values.port ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (got ${values.port})`);
   const { serveFolder } = await import('./serve.js');
-  const { url, root } = await serveFolder(positionals[0] ?? '.', { port });
+  const { url, root } = await serveFolder(positionals[0] ?? '.', { port }).catch((error) => {
+    throw error.code === 'EADDRINUSE' ? new UsageError(`port ${port} is in use: give another with --port (0 picks a free one)`) : error;
+  });
   console.log(`attnlens: serving ${root} at ${url}/ (offline; Ctrl+C to stop)`);
 }
 
