@@ -1,8 +1,8 @@
 // toHTML(): one self-contained HTML file. Opened from file:// with every request refused, it
-// draws the same weights (read back from the element and from the canvas pixels; bit for bit
+// draws the same weights for every figure kind (and model data carried as numbers) (read back from the element and from the canvas pixels; bit for bit
 // for precomputed weights, to float rounding for vectors: the file has the SIMD build, the page
 // may run relaxed SIMD), keeps the
-// state, stays interactive, follows a forced theme, shows hostile tokens as text, and exports
+// state, stays interactive, follows a forced theme and width, shows hostile tokens as text, and exports
 // itself again byte for byte; the toolbar's HTML button downloads the same file. Also served
 // from a static folder (http) with no other file.
 import assert from 'node:assert/strict';
@@ -89,7 +89,7 @@ describe('standalone HTML (toHTML)', () => {
     const data = vectors(HOSTILE, { dK: 3, seed: 43 });
     assert.equal(await setData(page, 'bars', data.json), true);
     const want = await snapshot(page, 'bars');
-    const html = await page.evaluate(() => document.getElementById('bars').toHTML({ theme: 'dark' }));
+    const html = await page.evaluate(() => document.getElementById('bars').toHTML({ theme: 'dark', width: 300 }));
     const outside = html.replace(/<script type="module" id="attnlens-bundle">[\s\S]*?<\/script>/, '');
     assert.equal(outside.match(/<script/g).length, 1, 'besides the bundle, only the JSON data is a script');
     assert.ok(!/<[^/>]*alert/.test(outside), 'no token as markup');
@@ -101,9 +101,9 @@ describe('standalone HTML (toHTML)', () => {
     assert.deepEqual(offline.dialogs, [], 'no script ran from a token');
     const look = await offline.evaluate(() => {
       const el = document.getElementById('bars');
-      return { theme: el.getAttribute('theme'), values: el.hasAttribute('values'), bg: getComputedStyle(document.body).backgroundColor, labels: [...el.shadowRoot.querySelectorAll('.queries button')].map((b) => b.textContent) };
+      return { theme: el.getAttribute('theme'), values: el.hasAttribute('values'), bg: getComputedStyle(document.body).backgroundColor, labels: [...el.shadowRoot.querySelectorAll('.queries button')].map((b) => b.textContent), width: el.getBoundingClientRect().width };
     });
-    assert.deepEqual([look.theme, look.values, look.bg], ['dark', true, 'rgb(22, 24, 28)']);
+    assert.deepEqual([look.theme, look.values, look.bg, look.width], ['dark', true, 'rgb(22, 24, 28)', 300]);
     assert.ok(look.labels.includes('</script><script>alert(1)</script>'.slice(0, 23) + '…') || look.labels.some((l) => l.startsWith('</script>')));
     assert.deepEqual(offline.problems, []);
     await offline.close();
