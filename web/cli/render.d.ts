@@ -28,6 +28,16 @@ export interface RenderOptions {
   scale?: Scale | string;
   temperature?: number | string;
   mask?: Mask | string;
+  /** Tokens to leave out: texts and/or indices ("[CLS] [SEP]", ["[CLS]", 0]); each text must be a token's. */
+  hide?: string | ReadonlyArray<string | number>;
+  /** Renormalise the rows left after hiding. */
+  renormalize?: boolean | 'true' | 'false' | '';
+  /** figure 'lines' only: the heads drawn ('all', [0, 2] or "0 2"). */
+  heads?: 'all' | ReadonlyArray<number> | string;
+  /** figure 'lines' only: the focused key (index or text). */
+  key?: number | string;
+  /** figure 'lines' only: lines lighter than this weight are not drawn, in [0, 1). */
+  threshold?: number | string;
 }
 
 /** SVG or HTML text; PNG bytes. */
