@@ -8,6 +8,8 @@ const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '
 export function esc(value) {
   return String(value)
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')  // not allowed in XML
+    // A lone surrogate (half an emoji, or from the data) is not XML either: the replacement character.
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
     .replace(/[&<>"']/g, (c) => ENTITIES[c]);
 }
 
@@ -27,7 +29,11 @@ export function tag(name, attrs = {}, ...children) {
 export const text = (attrs, value) => tag('text', attrs, esc(value));
 
 /** The tokens a figure draws, cut to `max` characters with an ellipsis. */
-export const clip = (token, max) => (token.length > max ? `${token.slice(0, max - 1)}…` : token);
+export function clip(token, max) {
+  if (token.length <= max) return token;
+  const end = /[\uD800-\uDBFF]/.test(token[max - 2]) ? max - 2 : max - 1;  // never half an emoji
+  return `${token.slice(0, end)}…`;
+}
 
 /** A hatch pattern definition (masked cells) in the theme's mask colours. */
 export function hatchDef(id, theme) {
