@@ -51,6 +51,7 @@ const CASES = [
   ['lines', LAYERS, { layer: 'rollout' }],
   ['heatmap', CROSS, { hide: 'cat <dort>', renormalize: '', query: '0' }],
   ['heads', CROSS, { layer: '0', head: '0' }],
+  ['lines', CROSS, { key: 'cat', threshold: '0' }],
 ];
 
 const RELAXED = ['--experimental-wasm-relaxed-simd'];
