@@ -69,7 +69,7 @@ describe('attnlens command line', () => {
       [['render', good, '--figure', 'lines', '--key', 'dog'], 2, /--key "dog" is not one of the tokens/],
       [['render', good, '--hide', 'the cat sat down'], 2, /hide removes every/],
       [['render', good, '--hide', 'teh'], 2, /--hide "teh" is not one of the tokens/],
-      [['render', good, '--hide', 'the', '--renormalize', 'maybe'], 2, /--renormalize must be true or false \(got "maybe"\)/],
+      [['render', good, '--hide', 'the', '--renormalize=maybe'], 2, /--renormalize must be true or false \(got "maybe"\)/],
       [['render', good, '--figure', 'lines', '--heads', '0 3'], 2, /--heads 3 is out of range: the data has 1 head\(s\)/],
       [['render', good, '--query', '-2'], 2, /--query "-2" is not one of the tokens/],
       [['render', good, '-o', path.join(dir, 'figure.gif')], 2, /cannot write .*figure\.gif: \.gif is not a format made here \(svg, html, png\)/],
