@@ -39,6 +39,8 @@ describe('attnlens command line', () => {
     await writeFile(path.join(dir, 'bad.json'), '{"tokens": ["a",');
     await writeFile(path.join(dir, 'empty.json'), '{"tokens": [], "attention": [[1]]}');
     await writeFile(path.join(dir, 'weights.json'), '{"tokens": ["a", "b"], "attention": [[1, 0], [0.5, 1.7]]}');
+    await writeFile(path.join(dir, 'vectors.json'), '{"tokens": ["a", "b"], "Q": [[1, 0], [0, 1]], "K": [[1, 0], [0, 1]]}');
+    await writeFile(path.join(dir, 'cross.json'), '{"queryTokens": ["x"], "keyTokens": ["a", "b"], "attention": [[[0.5, 0.5]], [[1, 0]]]}');
     await writeFile(path.join(dir, 'nan.json'), '{"tokens": ["a", "b"], "attention": [[NaN, 1], [0.5, 0.5]]}');
     await writeFile(path.join(dir, 'huge.json'), '{"tokens": ["a", "b"], "Q": [[1, 2], [3, 1e39]], "K": [[1, 2], [3, 4]]}');
     await writeFile(path.join(dir, 'overflow.json'), '{"tokens": ["a", "b"], "Q": [[1e30, 1], [3, 4]], "K": [[1e30, 2], [-1e30, 4]]}');
@@ -68,6 +70,8 @@ describe('attnlens command line', () => {
       [['render', good, '--figure', 'lines', '--threshold', '2'], 2, /threshold must be a number from 0/],
       [['render', good, '--figure', 'lines', '--key', 'dog'], 2, /--key "dog" is not one of the tokens/],
       [['render', good, '--hide', 'the cat sat down'], 2, /hide removes every/],
+      [['render', path.join(dir, 'vectors.json'), '--figure', 'pipeline', '--head', 'mean'], 2, /the pipeline figure shows one head at a time/],
+      [['render', path.join(dir, 'cross.json'), '--layer', 'rollout'], 2, /--layer rollout: layer="rollout" needs self-attention: these weights are 1×2/],
       [['render', good, '--hide', 'teh'], 2, /--hide "teh" is not one of the tokens/],
       [['render', good, '--hide', 'the', '--renormalize=maybe'], 2, /--renormalize must be true or false \(got "maybe"\)/],
       [['render', good, '--figure', 'lines', '--heads', '0 3'], 2, /--heads 3 is out of range: the data has 1 head\(s\)/],

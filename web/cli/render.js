@@ -136,6 +136,9 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   let data = parseData(input, { maxTokens: element.maxTokens });
   if (data.kind === 'model') data = await runModel(await engine(), data, (tokens) => parseTokens(tokens, element.maxTokens));
   const state = stateFor(figure, data, given);
+  if (isAggregate(state.layer, state.head) && !element.aggregates)  // as the element refuses it
+    throw new OptionError(`the ${figure.name} figure shows one head at a time: --layer and --head must be indices ` +
+      `(got --layer ${state.layer}, --head ${state.head})`);
   let result;
   try {
     // The element's compute step without an element: the base one (computeWeights; the element's
@@ -153,7 +156,12 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   checkState(state, result, figure);
   // What the elements pass their SVG function besides the state: the matrix shown (aggregated by
   // the engine for head="mean"/"max" or layer="rollout") and the query's row of it.
-  const weights = Array.isArray(result.weights) && selectedMatrix(isAggregate(state.layer, state.head) ? await engine() : null, result, state.layer, state.head);
+  let weights;
+  try {
+    weights = Array.isArray(result.weights) && selectedMatrix(isAggregate(state.layer, state.head) ? await engine() : null, result, state.layer, state.head);
+  } catch (error) {
+    throw error instanceof RangeError && /^layer="rollout"/.test(error.message) ? new OptionError(`--layer rollout: ${error.message}`) : error;
+  }
   const nK = result.nK ?? result.n;
   let svgState = { ...state, weights: weights || undefined, row: weights && state.query >= 0 ? weights.subarray(state.query * nK, (state.query + 1) * nK) : undefined };
   try {
