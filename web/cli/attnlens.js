@@ -52,7 +52,7 @@ function normalizeArgs(args, valued) {
     if (valued.has(arg) && next !== undefined && /^-(\d|\.\d|Infinity$)/.test(next)) {
       out.push(`${arg}=${next}`);
       i++;
-    } else if (arg === '--renormalize' && next !== 'true' && next !== 'false') {
+    } else if (arg === '--renormalize' && !['true', 'false', ''].includes(next)) {
       out.push('--renormalize=true');
     } else {
       out.push(arg);
