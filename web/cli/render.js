@@ -117,7 +117,7 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   if (theme !== undefined && theme !== 'light' && theme !== 'dark') throw new OptionError(`--theme must be light or dark (got ${JSON.stringify(theme)})`);
   const number = (name, value) => {
     const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0) throw new OptionError(`--${name} must be a number > 0 (got ${JSON.stringify(value)})`);
+    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0) throw new OptionError(`--${name} must be a number > 0 (got ${typeof value === 'number' ? value : JSON.stringify(value)})`);
     return x;
   };
   if (width !== undefined) width = number('width', width);
