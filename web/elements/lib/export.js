@@ -57,14 +57,20 @@ export function legendSVG(theme, x, y, { masked = false, hatchId = 'attn-hatch' 
       text({ x: w + 34 + h + 4, y: h, ...font }, 'masked')] : []);
 }
 
+/** Checks an export's `width` option (undefined, or CSS pixels > 0) and returns it. */
+export function checkWidth(width) {
+  if (width !== undefined && !(typeof width === 'number' && Number.isFinite(width) && width > 0))
+    throw new RangeError(`width must be a number > 0 (got ${typeof width === 'number' ? width : JSON.stringify(width)})`);
+  return width;
+}
+
 /**
  * A complete standalone SVG document, `width`×`height` user units. `displayWidth` (optional)
  * sets the size it shows at (the height follows; the drawing scales through the viewBox).
  */
 export function svgDocument({ width, height, title, theme, body, displayWidth }) {
   const w = Math.ceil(width), hgt = Math.ceil(height);
-  if (displayWidth !== undefined && !(typeof displayWidth === 'number' && Number.isFinite(displayWidth) && displayWidth > 0))
-    throw new RangeError(`width must be a number > 0 (got ${JSON.stringify(displayWidth)})`);
+  checkWidth(displayWidth);
   const shown = displayWidth === undefined ? [w, hgt] : [displayWidth, (hgt * displayWidth) / w];
   return `<?xml version="1.0" encoding="UTF-8"?>\n${tag('svg', {
     xmlns: 'http://www.w3.org/2000/svg', width: shown[0], height: shown[1],

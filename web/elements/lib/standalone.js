@@ -3,7 +3,7 @@
 // attributes, a Content-Security-Policy that allows nothing but the inlined script (so the
 // file makes no request at all), opening from file:// or any static host. Pure: the element's
 // toHTML() and the command-line renderer build the same bytes from the same input.
-import { esc } from './export.js';
+import { checkWidth, esc } from './export.js';
 import { base64 } from './png.js';
 import { sha256 } from './sha256.js';
 import { themeFor } from './theme.js';
@@ -97,8 +97,7 @@ function pageCSS(theme, tag, width) {
 export function standaloneHTML({ tag, attributes = [], data, bundle, theme, title, width }) {
   if (!/^attn-[a-z][a-z0-9-]*$/.test(tag)) throw new RangeError(`tag must be an attnlens element name (got ${JSON.stringify(tag)})`);
   if (typeof bundle !== 'string' || !bundle) throw new TypeError('bundle must be the text of web/dist/attnlens-single.js');
-  if (width !== undefined && !(typeof width === 'number' && Number.isFinite(width) && width > 0))
-    throw new RangeError(`width must be a number > 0 (got ${JSON.stringify(width)})`);
+  checkWidth(width);
   const [script, scriptHash] = scriptBody(bundle);
   const css = pageCSS(theme, tag, width);
   const csp = `default-src 'none'; script-src ${scriptHash} 'wasm-unsafe-eval'; style-src ${hashOf(css)}; img-src data: blob:; base-uri 'none'; form-action 'none'`;
