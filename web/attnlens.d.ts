@@ -174,8 +174,8 @@ export declare class Lens {
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;
   /**
-   * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module. 12 independent
-   * 4-lane chains (96 flops a step) of multiply-then-add and, in the relaxed build, fused
+   * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module. 8, 12, 16 and 24
+   * independent 4-lane chains (the best count wins) of multiply-then-add and, in the relaxed build, fused
    * multiply-add; warmed up, then `calls` calls: best, median and worst GFLOP/s.
    */
   ceilingProbe(options?: CeilingProbeOptions): Ceiling;
@@ -209,6 +209,11 @@ export interface CeilingProbeOptions {
   warmupMs?: number;
   /** Milliseconds now (default performance.now); e.g. the process's CPU time on a shared machine. */
   clock?: () => number;
+  /**
+   * Chain counts to time (some of 8, 12, 16, 24; default all): each does the flops of
+   * `iterations` steps of 12 chains, and the best count wins.
+   */
+  chains?: Array<8 | 12 | 16 | 24>;
 }
 
 export interface CeilingStats {
@@ -220,13 +225,24 @@ export interface CeilingStats {
   ms: number;
 }
 
+export interface CeilingChainStats extends CeilingStats {
+  /** The chain count these figures come from (the best one). */
+  chains: number;
+  /** Flops of one call of that count. */
+  flops: number;
+  /** Best GFLOP/s of every chain count timed. */
+  byChains: Record<number, number>;
+}
+
 export interface Ceiling extends CeilingStats {
   /** The chains `gflops` comes from: the instruction this build's kernels use. */
   op: 'mul+add' | 'fma';
-  mulAdd: CeilingStats;
+  /** The best chain count of that instruction. */
+  chains: number;
+  mulAdd: CeilingChainStats;
   /** null where the build has no fused multiply-add (SIMD128, scalar). */
-  fma: CeilingStats | null;
-  /** Flops of one call. */
+  fma: CeilingChainStats | null;
+  /** Flops of one call (of the best chain count). */
   flops: number;
   iterations: number;
   calls: number;

@@ -72,7 +72,8 @@ async function main() {
   const log = (s) => console.error(`[bench] ${s}`);
   log(`${env}; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
   const ceiling = core.measureCeiling(lens, { clock });
-  log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
+  log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s (ours ${ceiling.ours.gflops.toFixed(1)}, independent ` +
+    `${(ceiling.ours.fma ? ceiling.independent.fma : ceiling.independent.mulAdd)?.gflops.toFixed(1)})`);
   const records = await core.runBenchmark({ ...options, peers, ceiling, lens, log, ...(clock && { clock }) });
   ceiling.end = core.measureCeiling(lens, { clock });
   log(`ceiling again after the run: ${ceiling.end.gflops.toFixed(1)} GFLOP/s (the table uses the first)`);

@@ -170,6 +170,17 @@ describe('init', () => {
       assert.equal(c.fma !== null, name === 'relaxed', name);
       assert.equal(c.op, name === 'relaxed' ? 'fma' : 'mul+add');
       assert.equal(c.gflops, (c.fma ?? c.mulAdd).gflops);
+      // Every chain count timed, the best one reported.
+      for (const s of [c.mulAdd, ...(c.fma ? [c.fma] : [])]) {
+        assert.deepEqual(Object.keys(s.byChains).map(Number), [8, 12, 16, 24]);
+        assert.equal(s.gflops, Math.max(...Object.values(s.byChains)));
+        assert.equal(s.byChains[s.chains], s.gflops);
+      }
+      const two = lens.ceilingProbe({ iterations: 2e4, calls: 1, warmupCalls: 0, warmupMs: 0, chains: [24, 8] });
+      assert.deepEqual(Object.keys(two.mulAdd.byChains).map(Number).sort((a, b) => a - b), [8, 24]);
+      assert.equal(two.flops, 96 * 2e4);  // 24 chains × 1e4 steps or 8 chains × 3e4: the same work
+      assert.throws(() => lens.ceilingProbe({ chains: [10] }), { name: 'RangeError', message: /options\.chains/ });
+      assert.throws(() => lens.ceilingProbe({ chains: 12 }), { name: 'TypeError', message: /options\.chains/ });
       const once = lens.ceilingProbe(1e4);
       assert.equal(once.flops, 96e4);
       assert.ok(once.gflops > 0 && once.ms > 0);

@@ -16,6 +16,9 @@ const ceiling: Ceiling = lens.ceilingProbe({ iterations: 1e5, calls: 5, warmupMs
 const fmaBest: number | undefined = ceiling.fma?.gflops;
 const mulAdd: number = ceiling.mulAdd.median;
 const sample: number = lens.ceilingProbe(1e5).gflops;
+const twoCounts = lens.ceilingProbe({ chains: [8, 24] });
+const bestChains: number = twoCounts.chains;
+const at24: number = twoCounts.mulAdd.byChains[24];
 
 const q = new Float32Array(8), k = new Float32Array(12), v = new Float32Array(15);
 const options: AttentionOptions = { dK: 4, dV: 5, heads: 1, causal: true, scale: 0.5, keyMask: new Uint8Array(3) };
@@ -81,6 +84,8 @@ init({ threads: 4 });
 init({ build: 'avx' });
 // @ts-expect-error a single sample has no fma field
 lens.ceilingProbe(1e5).fma;
+// @ts-expect-error the probe has 8, 12, 16 or 24 chains
+lens.ceilingProbe({ chains: [10] });
 // @ts-expect-error results are read, not written
 lens.simd = false;
 // @ts-expect-error the engine is created by init(), not new

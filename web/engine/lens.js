@@ -256,8 +256,9 @@ export class Lens {
 
   /**
    * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module (web/engine/
-   * ceiling.js): 12 independent 4-lane chains, multiply then add, and fused multiply-add where
-   * the build has it, warmed up, then `calls` calls; best, median and worst GFLOP/s. A number
+   * ceiling.js): 8, 12, 16 and 24 independent 4-lane chains (the best count wins), multiply then
+   * add, and fused multiply-add where the build has it, warmed up, then `calls` calls; best,
+   * median and worst GFLOP/s. A number
    * instead of options times one call of the multiply-add chains (the earlier form).
    */
   ceilingProbe(options) {
