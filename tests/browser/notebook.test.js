@@ -2,10 +2,14 @@
 // like Hugging Face's `output_attentions=True` (a tuple of per-layer [batch, heads, n, n]
 // tensors, faked here with objects that have .tolist(), as torch is not installed) is executed
 // headless by nbconvert. Its inline output, opened in Chromium from file:// with every request
-// refused, draws the weights it was given; the SVG it saved equals the command line's.
+// refused, draws the weights it was given; the SVG it saved equals the command line's. Served by
+// the classic Notebook (Debian's jupyter-notebook 6) and opened in Chromium, the trusted
+// notebook's output draws the same weights with no request off 127.0.0.1. (JupyterLab is not
+// packaged in Debian 12, so it is not run here.)
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +23,12 @@ import { startBrowser } from './support.js';
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../web/cli/attnlens.js', import.meta.url));
 const NBCONVERT = '/usr/bin/jupyter-nbconvert';
+const NOTEBOOK_SERVER = '/usr/bin/jupyter-notebook';
+
+/** A TCP port free on 127.0.0.1 right now. */
+const freePort = () => new Promise((resolve) => {
+  const probe = createServer().listen(0, '127.0.0.1', () => { const { port } = probe.address(); probe.close(() => resolve(port)); });
+});
 
 const code = (source) => ({ cell_type: 'code', metadata: {}, execution_count: null, outputs: [], source });
 const NOTEBOOK = {
@@ -108,5 +118,44 @@ describe('Jupyter notebook (nbconvert, headless)', { skip: !existsSync(NBCONVERT
     const data = JSON.parse(await readFile(path.join(dir, 'data.json'), 'utf8'));
     assert.equal(await readFile(path.join(dir, 'bars.svg'), 'utf8'), await render(data, { figure: 'bars', layer: 1, head: 0, query: 2 }));
     assert.deepEqual(executed.cells[3].outputs.map((o) => o.text).join('').trim(), 'bars.svg');
+  });
+
+  it('in the classic Notebook (Debian\'s jupyter-notebook, the notebook trusted): the output draws the same weights', { skip: !existsSync(NOTEBOOK_SERVER) && 'jupyter-notebook is not installed' }, async () => {
+    // Trusted as `jupyter trust` would (a signature in a database of this test's own), then served.
+    const db = path.join(dir, 'signatures.db');
+    await run('/usr/bin/python3', ['-c', `import nbformat
+from nbformat.sign import NotebookNotary
+nb = nbformat.read("executed.ipynb", 4)
+NotebookNotary(db_file=${JSON.stringify(db)}).sign(nb)`], { cwd: dir });
+    const port = await freePort();
+    const server = spawn(NOTEBOOK_SERVER, ['--no-browser', '--allow-root', '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0',
+      "--NotebookApp.token=''", "--NotebookApp.password=''", `--NotebookApp.notebook_dir=${dir}`, `--NotebookNotary.db_file=${db}`],
+    { cwd: dir, env: { ...process.env, PATH: `/usr/bin:${process.env.PATH}`, JUPYTER_RUNTIME_DIR: path.join(dir, 'runtime'), JUPYTER_CONFIG_DIR: path.join(dir, 'config') }, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      await new Promise((resolve, reject) => {
+        let log = '';
+        server.stderr.on('data', (chunk) => { log += chunk; if (log.includes(`127.0.0.1:${port}/`)) resolve(); });
+        server.once('exit', (code) => reject(new Error(`jupyter-notebook exited (${code}): ${log}`)));
+      });
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${port}/notebooks/executed.ipynb`);
+      await page.waitForFunction(() => document.querySelectorAll('.output_area iframe').length >= 2, null, { timeout: 30_000 });
+      // The first output's iframe (the heatmap), once its srcdoc document has the element.
+      const frame = await (await page.locator('.output_area iframe').first().elementHandle()).contentFrame();
+      await frame.waitForFunction(() => document.querySelector('attn-heatmap'), null, { timeout: 30_000 });
+      const figure = await frame.evaluate(async () => {
+        const el = document.querySelector('attn-heatmap');
+        await customElements.whenDefined('attn-heatmap');
+        return { ok: await el.updateComplete, error: el.error, query: el.query, weights: Array.from(el.weights) };
+      });
+      const data = JSON.parse(await readFile(path.join(dir, 'data.json'), 'utf8'));
+      assert.equal(figure.ok, true, figure.error);
+      assert.equal(figure.query, 2);
+      assert.deepEqual(figure.weights, Array.from(Float32Array.from(data.attention[1][2].flat())));
+      assert.deepEqual(browser.offHost, [], 'nothing left 127.0.0.1');
+      await page.close();
+    } finally {
+      server.kill();
+    }
   });
 });

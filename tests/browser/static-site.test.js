@@ -64,8 +64,16 @@ describe('a static site post: one tag, a CLI-made fallback, attnlens serve', () 
       const el = document.getElementById('fig');
       await customElements.whenDefined('attn-heatmap');
       const ok = await el.updateComplete;
-      return { ok, error: el.error, query: el.query, weights: Array.from(el.weights), isolated: crossOriginIsolated, fallbackShown: document.getElementById('fallback').getClientRects().length > 0 };
+      return {
+        ok, error: el.error, query: el.query, weights: Array.from(el.weights), isolated: crossOriginIsolated,
+        fallbackShown: document.getElementById('fallback').getClientRects().length > 0, svg: el.toSVG(), build: el.lens.build,
+        fallback: await (await fetch('/img/cat-heatmap.svg')).text(),
+      };
     });
+    // The CLI (no V8 flag: SIMD128) and the single file (SIMD128) compute the same bits, so the
+    // fallback is the very picture the figure exports.
+    assert.equal(got.build, 'simd');
+    assert.equal(got.fallback, got.svg, 'the fallback image = the figure\'s toSVG()');
     assert.equal(got.ok, true, got.error);
     assert.equal(got.query, 4);
     assert.equal(got.isolated, true);

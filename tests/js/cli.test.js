@@ -4,6 +4,7 @@
 // discovery, and the bin of the installed tarball.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,6 +39,11 @@ describe('attnlens command line', () => {
     await writeFile(path.join(dir, 'bad.json'), '{"tokens": ["a",');
     await writeFile(path.join(dir, 'empty.json'), '{"tokens": [], "attention": [[1]]}');
     await writeFile(path.join(dir, 'weights.json'), '{"tokens": ["a", "b"], "attention": [[1, 0], [0.5, 1.7]]}');
+    await writeFile(path.join(dir, 'vectors.json'), '{"tokens": ["a", "b"], "Q": [[1, 0], [0, 1]], "K": [[1, 0], [0, 1]]}');
+    await writeFile(path.join(dir, 'cross.json'), '{"queryTokens": ["x"], "keyTokens": ["a", "b"], "attention": [[[0.5, 0.5]], [[1, 0]]]}');
+    await writeFile(path.join(dir, 'nan.json'), '{"tokens": ["a", "b"], "attention": [[NaN, 1], [0.5, 0.5]]}');
+    await writeFile(path.join(dir, 'huge.json'), '{"tokens": ["a", "b"], "Q": [[1, 2], [3, 1e39]], "K": [[1, 2], [3, 4]]}');
+    await writeFile(path.join(dir, 'overflow.json'), '{"tokens": ["a", "b"], "Q": [[1e30, 1], [3, 4]], "K": [[1e30, 2], [-1e30, 4]]}');
     await writeFile(path.join(dir, 'hostile.json'), JSON.stringify({ tokens: HOSTILE, attention: Array.from({ length: 6 }, () => Array(6).fill(1 / 6)) }));
   });
   after(() => rm(dir, { recursive: true, force: true }));
@@ -64,6 +70,18 @@ describe('attnlens command line', () => {
       [['render', good, '--figure', 'lines', '--threshold', '2'], 2, /threshold must be a number from 0/],
       [['render', good, '--figure', 'lines', '--key', 'dog'], 2, /--key "dog" is not one of the tokens/],
       [['render', good, '--hide', 'the cat sat down'], 2, /hide removes every/],
+      [['render', path.join(dir, 'vectors.json'), '--figure', 'pipeline', '--head', 'mean'], 2, /the pipeline figure shows one head at a time/],
+      [['render', path.join(dir, 'cross.json'), '--layer', 'rollout'], 2, /--layer rollout: layer="rollout" needs self-attention: these weights are 1×2/],
+      [['render', good, '--hide', 'teh'], 2, /--hide "teh" is not one of the tokens/],
+      [['render', good, '--hide', 'the', '--renormalize=maybe'], 2, /--renormalize must be true or false \(got "maybe"\)/],
+      [['render', good, '--figure', 'lines', '--heads', '0 3'], 2, /--heads 3 is out of range: the data has 1 head\(s\)/],
+      [['render', good, '--query', '-2'], 2, /--query "-2" is not one of the tokens/],
+      [['render', good, '-o', path.join(dir, 'figure.gif')], 2, /cannot write .*figure\.gif: \.gif is not a format made here \(svg, html, png\)/],
+      [['render', good, '-o', path.join(dir, 'no/such/folder.svg')], 1, /cannot write .*folder\.svg: its folder does not exist/],
+      [['render', dir], 1, /cannot read .*: it is a folder, not a data file/],
+      [['render', path.join(dir, 'nan.json')], 1, /nan\.json is not valid JSON: .*NaN and Infinity are not JSON/],
+      [['render', path.join(dir, 'huge.json')], 1, /huge\.json: Q\[1\]\[1\] is 1e\+39: beyond float32's range/],
+      [['render', path.join(dir, 'overflow.json'), '--figure', 'pipeline'], 1, /overflow\.json: the score of query 0 and key 0 \(Q·K\) is beyond float32's range/],
     ];
     for (const [args, code, message] of cases) {
       const r = await run(args);
@@ -100,6 +118,46 @@ describe('attnlens command line', () => {
     const html = path.join(dir, 'out.html');
     assert.equal((await run(['render', good, '-o', html])).code, 0);
     assert.match(await readFile(html, 'utf8'), /^<!doctype html>/);
+  });
+
+  it('negative values and switches as an author types them; --width for every format', async () => {
+    const none = await run(['render', good, '--query', '-1', '--hide', 'down', '--renormalize']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, await render(data, { query: -1, hide: 'down', renormalize: true }));
+    assert.ok(!none.stdout.includes('>down<'), 'the hidden token is gone');
+    const html = await run(['render', good, '--figure', 'bars', '--format', 'html', '--width', '320']);
+    assert.equal(html.code, 0, html.stderr);
+    // The width is a rule of the page's one style sheet, which the file's CSP allows by hash.
+    const style = html.stdout.match(/<style>([\s\S]*?)<\/style>/)[1];
+    assert.match(style, /^attn-bars \{ width: 320px; max-width: 100%; \}$/m);
+    const csp = html.stdout.match(/http-equiv="Content-Security-Policy" content="([^"]+)"/)[1].replaceAll('&#39;', "'");
+    assert.ok(csp.includes(`style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`), csp);
+    assert.ok(!(await render(data, { format: 'html' })).includes('width: 320px'));
+    for (const figure of ['heatmap', 'bars', 'heads', 'lines']) {
+      const svg = await render(data, { figure, width: 250 });
+      assert.match(svg, /<svg [^>]*width="250" height="[\d.]+" viewBox="0 0 [\d.]+ [\d.]+"/, figure);
+    }
+  });
+
+  it('the Python helper passes booleans, lists and negative numbers as the command line takes them', async (t) => {
+    const helper = path.join(dir, 'attnlens_nb.py');
+    const made = await run(['python']);
+    assert.equal(made.code, 0, made.stderr);
+    await writeFile(helper, made.stdout);
+    const tokens = ['[CLS]', 'the', 'cat', '[SEP]'];
+    const weights = data.attention;  // one head, as [heads][n][n] inside a per-layer [batch, heads, n, n]
+    const script = `import sys, json; sys.path.insert(0, ${JSON.stringify(dir)}); import attnlens_nb as a
+w = ${JSON.stringify([[weights]])}
+t = ${JSON.stringify(tokens)}
+print(json.dumps([a.render(tuple(w), t, query=-1, hide=["[CLS]", "[SEP]"], renormalize=True),
+                  a.render(tuple(w), t, figure="lines", heads=[0], hide=[0], renormalize=False)]))`;
+    const python = await new Promise((resolve) => execFile('python3', ['-c', script], { maxBuffer: 16 << 20 }, (error, stdout, stderr) => resolve({ error, stdout, stderr })));
+    if (python.error?.code === 'ENOENT') { t.skip('no python3'); return; }
+    assert.equal(python.error, null, python.stderr);
+    const [heatmap, lines] = JSON.parse(python.stdout);
+    const same = { tokens, attention: [weights] };
+    assert.equal(heatmap, await render(same, { query: -1, hide: '[CLS] [SEP]', renormalize: true }));
+    assert.equal(lines, await render(same, { figure: 'lines', heads: '0', hide: '0' }));
   });
 
   it('PNG through @resvg/resvg-js: the size, and cell colours that read back to the weights', async (t) => {

@@ -65,6 +65,16 @@ describe('SVG export in Node', () => {
     assert.ok(heatmapSVG(result, themeFor('light')).includes('&lt;script&gt;alert(1…'), 'the token, escaped');
   });
 
+  it('long emoji tokens are cut between characters and a lone surrogate becomes U+FFFD: well-formed UTF-8 text', () => {
+    const tokens = ['😀'.repeat(20), 'a\ud800b', 'x\udc00', 'ok'];
+    const result = resultFor({ tokens, attention: ref.randomAttention(1, 2, tokens.length, 4, 3) });
+    for (const svg of [heatmapSVG(result, themeFor('light'), { query: 0 }), barsSVG(result, themeFor('dark'), { query: 0 }), headsSVG(result, themeFor('light'))]) {
+      assert.equal(Buffer.from(svg, 'utf8').toString('utf8'), svg, 'no half of a surrogate pair (UTF-8 would replace it)');
+      assert.ok(svg.includes('a\ufffdb') && svg.includes('x\ufffd'), 'the lone halves shown as replacement characters');
+    }
+    assert.ok(barsSVG(result, themeFor('light'), { query: 0 }).includes('😀😀😀…'), 'whole emoji before the ellipsis');
+  });
+
   it('a large heatmap embeds one image whose pixels are the weights, masked cells hatched', () => {
     const n = 90, json = { tokens: Array.from({ length: n }, (_, i) => `t${i}`), attention: ref.randomAttention(1, 1, n, 4, 3), causal: true };
     const result = resultFor(json, 'causal');

@@ -37,6 +37,7 @@ const narrow: string = bars.toSVG({ width: 320 });
 const png: Promise<Blob> = bars.toPNG({ pixelRatio: 2 });
 const html: Promise<string> = heatmap.toHTML({ theme: 'dark', title: 'Figure 1' });
 const standalone: StandaloneOptions = {};
+const sized: Promise<string> = bars.toHTML({ width: 360 });
 const htmlDefault: Promise<string> = heads.toHTML(standalone);
 heatmap.addEventListener('change', (event) => { const user: boolean = event.detail.user; });
 heatmap.addEventListener('error', (event) => { const text: string = event.detail.message; });
@@ -66,6 +67,8 @@ heatmap.layer = 'mean';
 heatmap.view = { zoom: 1, row: 0, col: 0, rows: 1, cols: 1, maxZoom: 1 };
 // @ts-expect-error not a theme
 heatmap.toHTML({ theme: 'sepia' });
+// @ts-expect-error the width is a number of CSS pixels
+heatmap.toHTML({ width: '360px' });
 const lines: AttnLines = document.createElement('attn-lines');
 const sameLines: SameLines = lines;
 lines.selectedHeads = 'all';
@@ -120,4 +123,4 @@ writer.head = 'max';
 // @ts-expect-error playing is read-only
 writer.playing = true;
 
-export { chosen, keyCount, keyTokens, zoom, frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit };
+export { chosen, keyCount, keyTokens, zoom, frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit, sized };

@@ -7,7 +7,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import v8 from 'node:v8';
 
 import { OWN_OPTIONS } from './figures.js';
 import { DataError, FORMATS, OptionError, figureNames, render } from './render.js';
@@ -24,20 +23,43 @@ render options:
   --format F        svg | html | png (default: from -o's extension, else svg)
   -o, --output FILE write there (default: standard output)
   --theme T         light | dark (svg/png default light; html default: the reader's)
-  --width PX        the SVG's display width (the drawing scales)
+  --width PX        the figure's width (svg/png: the picture's, it scales; html: in the page)
   --pixel-ratio R   PNG pixels per SVG unit (default 2)
   --title TEXT      the HTML document's title
   state:            --layer N --head N --query N|TOKEN --step S --scale auto|none|X
                     --temperature T --mask none|causal|padding|"causal padding"
-                    --hide "TOKEN|N …" --renormalize true|false
+                    --hide "TOKEN|N …" --renormalize [true|false]
+                    (negative numbers as values: --query -1)
   lines:            --heads all|"N …" --key N|TOKEN --threshold W`;
 
-// Node 20 runs relaxed SIMD only behind a V8 flag, which browsers have on: with it, the engine
-// picks the same build as Chromium (fused multiply-add), so the numbers match the elements'
-// to the last bit. Set before any wasm is compiled; Node 22+ has it on already.
-v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+// No V8 flag is set here (the library never flips them): the engine runs the build this Node
+// validates, SIMD128 on Node 20 (the build of the standalone HTML files and of Safari), or
+// relaxed SIMD (Chromium's) when node itself runs with --experimental-wasm-relaxed-simd.
 
 class UsageError extends Error {}
+
+// Picture formats an author may reach for by the output's extension but that are not made here.
+const OTHER_IMAGES = new Set(['jpg', 'jpeg', 'gif', 'webp', 'avif', 'bmp', 'tif', 'tiff', 'pdf', 'eps', 'ps']);
+
+/**
+ * The arguments as parseArgs takes them: a negative number after an option is its value
+ * (`--query -1`, not an unknown option), and `--renormalize` alone is a switch, as the attribute.
+ */
+function normalizeArgs(args, valued) {
+  const out = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i], next = args[i + 1];
+    if (valued.has(arg) && next !== undefined && /^-(\d|\.\d|Infinity$)/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else if (arg === '--renormalize' && !['true', 'false', ''].includes(next)) {
+      out.push('--renormalize=true');
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
 
 const usage = async () => USAGE.replace('FIGURES', (await figureNames()).join(' | '));
 
@@ -46,28 +68,33 @@ async function readInput(file) {
   try {
     text = file === '-' ? await new Response(process.stdin).text() : await readFile(file, 'utf8');
   } catch (error) {
-    throw new DataError(error.code === 'ENOENT' ? `${file}: no such file` : `cannot read ${file}: ${error.message}`);
+    const why = { EISDIR: 'it is a folder, not a data file', EACCES: 'permission denied' }[error.code] ?? error.message;
+    throw new DataError(error.code === 'ENOENT' ? `${file}: no such file` : `cannot read ${file}: ${why}`);
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new DataError(`${file === '-' ? 'standard input' : file} is not valid JSON: ${error.message}`);
+    // Python's json.dump writes non-finite floats as NaN / Infinity, which JSON does not have.
+    const hint = /(^|[\s,[:])(NaN|-?Infinity)([\s,\]}]|$)/.test(text) ? ' (NaN and Infinity are not JSON: the weights have non-finite numbers)' : '';
+    throw new DataError(`${file === '-' ? 'standard input' : file} is not valid JSON: ${error.message}${hint}`);
   }
 }
 
 async function renderCommand(args) {
   const stateOptions = Object.fromEntries([...Object.keys(STATE), ...OWN_OPTIONS].map((name) => [name, { type: 'string' }]));
+  const known = {
+    ...stateOptions,
+    figure: { type: 'string' }, format: { type: 'string' }, output: { type: 'string', short: 'o' },
+    theme: { type: 'string' }, width: { type: 'string' }, 'pixel-ratio': { type: 'string' }, title: { type: 'string' },
+  };
   const { values, positionals } = parseArgs({
-    args, allowPositionals: true, strict: true,
-    options: {
-      ...stateOptions,
-      figure: { type: 'string' }, format: { type: 'string' }, output: { type: 'string', short: 'o' },
-      theme: { type: 'string' }, width: { type: 'string' }, 'pixel-ratio': { type: 'string' }, title: { type: 'string' },
-    },
+    args: normalizeArgs(args, new Set(Object.keys(known).map((name) => `--${name}`))), allowPositionals: true, strict: true, options: known,
   });
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `render takes one data file (got ${positionals.join(' ')})` : 'render needs a data file (or - for standard input)');
   const { output, 'pixel-ratio': pixelRatio, ...options } = values;
   const ext = output && path.extname(output).slice(1).toLowerCase();
+  if (options.format === undefined && OTHER_IMAGES.has(ext))
+    throw new UsageError(`cannot write ${output}: .${ext} is not a format made here (${FORMATS.join(', ')}); give --format to write one of them anyway`);
   options.format ??= FORMATS.includes(ext) ? ext : 'svg';
   if (pixelRatio !== undefined) options.pixelRatio = pixelRatio;
   const input = await readInput(positionals[0]);
@@ -75,8 +102,13 @@ async function renderCommand(args) {
     if (error instanceof DataError) error.message = `${positionals[0] === '-' ? 'standard input' : positionals[0]}: ${error.message}`;
     throw error;
   });
-  if (output) await writeFile(output, out);
-  else process.stdout.write(out);
+  if (!output) return void process.stdout.write(out);
+  try {
+    await writeFile(output, out);
+  } catch (error) {
+    const why = { ENOENT: 'its folder does not exist', EISDIR: 'it is a folder', EACCES: 'permission denied' }[error.code];
+    throw new Error(`cannot write ${output}: ${why ?? error.message}`);
+  }
 }
 
 async function serveCommand(args) {
@@ -84,7 +116,9 @@ async function serveCommand(args) {
   const port = Number(values.port ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number (got ${values.port})`);
   const { serveFolder } = await import('./serve.js');
-  const { url, root } = await serveFolder(positionals[0] ?? '.', { port });
+  const { url, root } = await serveFolder(positionals[0] ?? '.', { port }).catch((error) => {
+    throw error.code === 'EADDRINUSE' ? new UsageError(`port ${port} is in use: give another with --port (0 picks a free one)`) : error;
+  });
   console.log(`attnlens: serving ${root} at ${url}/ (offline; Ctrl+C to stop)`);
 }
 

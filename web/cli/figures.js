@@ -6,18 +6,20 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { AttnElement } from '../elements/lib/base.js';
+import { selectedMatrix } from '../elements/lib/compute.js';
 import { shapeOf } from '../elements/lib/filter.js';
 import { DEFAULT_THRESHOLD, headsToDraw, parseHeadList } from '../elements/lib/lines-layout.js';
 import { STATE } from '../elements/lib/state.js';
 
 /**
  * Figures whose SVG needs more than the shared state (their own attributes): the options they
- * take (named as the attributes) and how the element turns those into its SVG state.
+ * take (named as the attributes) and how the element turns those into its SVG state (`lens`:
+ * the engine, for aggregates).
  */
 const OWN_STATE = {
   lines: {
     options: ['heads', 'key', 'threshold'],
-    async svgState(result, state, given) {
+    async svgState(result, state, given, lens) {
       const { parseThreshold } = await import('../elements/attn-lines.js');
       let key = given.key === undefined ? -1 : STATE.query.parse(given.key);
       if (typeof key === 'string') {
@@ -26,9 +28,15 @@ const OWN_STATE = {
         if (key < 0) throw new RangeError(`--key ${JSON.stringify(text)} is not one of the tokens`);
       }
       if (key >= shapeOf(result).nK) throw new RangeError(`--key ${key} is out of range: there are ${shapeOf(result).nK} keys`);
+      const list = parseHeadList(given.heads ?? null);
+      const outside = Array.isArray(list) && list.find((h) => h >= result.heads);
+      if (Array.isArray(list) && outside !== undefined)
+        throw new RangeError(`--heads ${outside} is out of range: the data has ${result.heads} head(s) (0–${result.heads - 1})`);
       const focus = state.query >= 0 ? { side: 'query', index: state.query } : key >= 0 ? { side: 'key', index: key } : null;
+      const heads = headsToDraw(list, result, state.head, state.layer);
       return {
-        layer: state.layer, heads: headsToDraw(parseHeadList(given.heads ?? null), result, state.head), focus,
+        // As the element: each head's matrix as shown (an aggregate computed by the engine).
+        layer: state.layer, heads, focus, weights: heads.map((hd) => selectedMatrix(lens, result, state.layer, hd)),
         threshold: given.threshold === undefined ? DEFAULT_THRESHOLD : parseThreshold(given.threshold),
       };
     },

@@ -31,7 +31,8 @@ attention: a tuple/list of per-layer tensors [batch, heads, n, n] (out.attention
 the sequence), a tensor or nested list [layers, batch, heads, n, n], [layers, heads, n, n],
 [heads, n, n] or [n, n], or a dict in the figures' JSON schema. Anything with .tolist() (torch,
 numpy) or plain lists. Options: figure, layer, head, query (index or token text), step, scale,
-temperature, mask, theme ("light" / "dark"), width, pixel_ratio, title.
+temperature, mask, hide (a list of token texts / indices), renormalize (True / False), theme
+("light" / "dark"), width, pixel_ratio, title; for figure="lines" also heads, key, threshold.
 The figures are drawn by "node" running the attnlens command line: set ATTNLENS_NODE and
 ATTNLENS_CLI if they moved.
 """
@@ -103,6 +104,18 @@ def _node():
     return found
 
 
+def _option_text(value):
+    # As the command line reads it: True/False as true/false, a list of indices (heads=[0, 2],
+    # hide=[0]) as "0 2", a list with texts (hide=["[CLS]", "[SEP]"]) as JSON, the rest as text.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return " ".join(str(v) for v in value)
+        return json.dumps(list(value))
+    return str(value)
+
+
 def render(attention, tokens=None, figure="heatmap", format="svg", batch=0, causal=None, key_mask=None, **options):
     """The figure as SVG or HTML text, or PNG bytes, from the attnlens command line."""
     if figure not in FIGURES:
@@ -111,7 +124,7 @@ def render(attention, tokens=None, figure="heatmap", format="svg", batch=0, caus
     args = [_node(), CLI, "render", "-", "--figure", figure, "--format", format]
     for name, value in options.items():
         if value is not None:
-            args += ["--" + name.replace("_", "-"), str(value)]
+            args += ["--" + name.replace("_", "-"), _option_text(value)]
     done = subprocess.run(args, input=json.dumps(data).encode("utf-8"), capture_output=True)
     if done.returncode != 0:
         raise ValueError(done.stderr.decode("utf-8", "replace").strip().split("\n")[0])

@@ -11,7 +11,10 @@ export interface RenderOptions {
   format?: Format;
   /** svg/png: default 'light'; html: default the reader's colour scheme. */
   theme?: 'light' | 'dark';
-  /** The SVG's display width in CSS pixels (the drawing scales through its viewBox). */
+  /**
+   * The figure's width in CSS pixels: svg/png, the picture's display width (the drawing scales
+   * through its viewBox; PNG pixels = width × pixelRatio); html, the figure's width in the page.
+   */
   width?: number | string;
   /** PNG pixels per SVG unit (default 2). */
   pixelRatio?: number | string;
@@ -25,6 +28,16 @@ export interface RenderOptions {
   scale?: Scale | string;
   temperature?: number | string;
   mask?: Mask | string;
+  /** Tokens to leave out: texts and/or indices ("[CLS] [SEP]", ["[CLS]", 0]); each text must be a token's. */
+  hide?: string | ReadonlyArray<string | number>;
+  /** Renormalise the rows left after hiding. */
+  renormalize?: boolean | 'true' | 'false' | '';
+  /** figure 'lines' only: the heads drawn ('all', [0, 2] or "0 2"). */
+  heads?: 'all' | ReadonlyArray<number> | string;
+  /** figure 'lines' only: the focused key (index or text). */
+  key?: number | string;
+  /** figure 'lines' only: lines lighter than this weight are not drawn, in [0, 1). */
+  threshold?: number | string;
 }
 
 /** SVG or HTML text; PNG bytes. */

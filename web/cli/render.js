@@ -74,6 +74,16 @@ function checkState(state, result, figure) {
     throw new OptionError(`--query ${state.query} is out of range: there are ${result.n} tokens (0–${result.n - 1})`);
 }
 
+// A token text in --hide that no token has (the element ignores it, as one hide list may serve
+// several data; here it is most likely a typo).
+function checkHidden(hide, result) {
+  if (!Array.isArray(result?.weights)) return;
+  const { queryTokens = result.tokens, keyTokens = result.tokens } = result;
+  const texts = new Set([...queryTokens, ...keyTokens].map((t) => t.trim()));
+  const missing = hide.find((item) => typeof item === 'string' && !texts.has(item.trim()));
+  if (missing !== undefined) throw new OptionError(`--hide ${JSON.stringify(missing)} is not one of the tokens`);
+}
+
 async function readBundle() {
   const url = new URL('../dist/attnlens-single.js', import.meta.url);
   try {
@@ -97,7 +107,8 @@ async function rasterise(svg, pixelRatio) {
 /**
  * Renders `input` (the figures' JSON data, parsed) as `format`: a string for svg and html, a
  * Uint8Array for png. `options`: figure (default heatmap), format (svg), theme ('light' |
- * 'dark'; svg/png default light, html default: the reader's), width (svg display width),
+ * 'dark'; svg/png default light, html default: the reader's), width (the figure's width in CSS
+ * pixels: the SVG's display width, the PNG's width / pixelRatio, the figure's width in the HTML),
  * pixelRatio (png, default 2), title (html), and any state: layer, head, query, step, scale,
  * temperature, mask. Throws OptionError for bad options, DataError for bad data.
  */
@@ -106,7 +117,7 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   if (theme !== undefined && theme !== 'light' && theme !== 'dark') throw new OptionError(`--theme must be light or dark (got ${JSON.stringify(theme)})`);
   const number = (name, value) => {
     const x = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0) throw new OptionError(`--${name} must be a number > 0 (got ${JSON.stringify(value)})`);
+    if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0) throw new OptionError(`--${name} must be a number > 0 (got ${typeof value === 'number' ? value : JSON.stringify(value)})`);
     return x;
   };
   if (width !== undefined) width = number('width', width);
@@ -119,34 +130,49 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
     ...Object.keys(own).filter((k) => !figure.own?.options.includes(k))];
   if (unknown.length) throw new OptionError(`unknown option ${unknown.map((k) => `--${k}`).join(', ')} for the ${figure.name} figure`);
 
+  if (given.renormalize !== undefined && ![true, false, 'true', 'false', ''].includes(given.renormalize))
+    throw new OptionError(`--renormalize must be true or false (got ${JSON.stringify(given.renormalize)})`);
+
   let data = parseData(input, { maxTokens: element.maxTokens });
   if (data.kind === 'model') data = await runModel(await engine(), data, (tokens) => parseTokens(tokens, element.maxTokens));
   const state = stateFor(figure, data, given);
+  if (isAggregate(state.layer, state.head) && !element.aggregates)  // as the element refuses it
+    throw new OptionError(`the ${figure.name} figure shows one head at a time: --layer and --head must be indices ` +
+      `(got --layer ${state.layer}, --head ${state.head})`);
   let result;
   try {
     // The element's compute step without an element: the base one (computeWeights; the element's
     // version only adds its buffer pool) or the figure's own, which needs no instance.
     const compute = element.prototype.compute === AttnElement.prototype.compute ? computeWeights : element.prototype.compute;
-    result = applyFilter(compute.call(element.prototype, data.kind === 'attention' ? null : await engine(), data, state), state);
+    result = compute.call(element.prototype, data.kind === 'attention' ? null : await engine(), data, state);
+    checkHidden(state.hide, result);
+    result = applyFilter(result, state);
   } catch (error) {
     if (error instanceof RangeError && /^hide/.test(error.message)) throw new OptionError(`--${error.message}`);
+    if (error instanceof RangeError && /^options\.scale/.test(error.message))
+      throw new OptionError(`--scale ÷ --temperature gives a scale the engine cannot use: ${error.message}`);
     throw error;
   }
   checkState(state, result, figure);
   // What the elements pass their SVG function besides the state: the matrix shown (aggregated by
   // the engine for head="mean"/"max" or layer="rollout") and the query's row of it.
-  const weights = Array.isArray(result.weights) && selectedMatrix(isAggregate(state.layer, state.head) ? await engine() : null, result, state.layer, state.head);
+  let weights;
+  try {
+    weights = Array.isArray(result.weights) && selectedMatrix(isAggregate(state.layer, state.head) ? await engine() : null, result, state.layer, state.head);
+  } catch (error) {
+    throw error instanceof RangeError && /^layer="rollout"/.test(error.message) ? new OptionError(`--layer rollout: ${error.message}`) : error;
+  }
   const nK = result.nK ?? result.n;
   let svgState = { ...state, weights: weights || undefined, row: weights && state.query >= 0 ? weights.subarray(state.query * nK, (state.query + 1) * nK) : undefined };
   try {
-    if (figure.own) svgState = await figure.own.svgState(result, state, own);
+    if (figure.own) svgState = await figure.own.svgState(result, state, own, isAggregate(state.layer, state.head) ? await engine() : null);
   } catch (error) {
     throw error instanceof RangeError ? new OptionError(error.message.startsWith('--') ? error.message : `--${error.message}`) : error;
   }
 
   if (format === 'html') {
     const attributes = [...stateAttributes(state), ...Object.entries(own).map(([k, v]) => [k, String(v)]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
-    return standaloneHTML({ tag: figure.tag, attributes, data: exportableData(input, data), bundle: await readBundle(), theme, title });
+    return standaloneHTML({ tag: figure.tag, attributes, data: exportableData(input, data), bundle: await readBundle(), theme, title, width });
   }
   const svg = figure.svg(result, themeFor(theme ?? 'light'), svgState, { width });
   return format === 'svg' ? svg : rasterise(svg, pixelRatio);

@@ -110,16 +110,18 @@ std::string load_llama2c(Span<const std::uint8_t> bytes, Llama& model, std::size
   if (!error.empty()) return error + " (from the llama2.c header)";
 
   using W = LlamaWeight;
-  std::vector<Block> blocks;
-  if (versioned)
-    blocks = {{W::rms_att, true, "rms_att"}, {W::rms_ffn, true, "rms_ffn"}, {W::rms_final, false, "rms_final"},
-              {W::embedding, false, "token_embedding"}, {W::wq, true, "wq"}, {W::wk, true, "wk"},
-              {W::wv, true, "wv"}, {W::wo, true, "wo"}, {W::w1, true, "w1"}, {W::w2, true, "w2"},
-              {W::w3, true, "w3"}};
-  else
-    blocks = {{W::embedding, false, "token_embedding"}, {W::rms_att, true, "rms_att"}, {W::wq, true, "wq"},
-              {W::wk, true, "wk"}, {W::wv, true, "wv"}, {W::wo, true, "wo"}, {W::rms_ffn, true, "rms_ffn"},
-              {W::w1, true, "w1"}, {W::w2, true, "w2"}, {W::w3, true, "w3"}, {W::rms_final, false, "rms_final"}};
+  // The two file orders, built once (constructing rather than assigning a vector from an
+  // initializer list: GCC 12 warns -Wnonnull about the assignment's memmove from an empty vector).
+  const std::vector<Block> blocks =
+      versioned ? std::vector<Block>{{W::rms_att, true, "rms_att"}, {W::rms_ffn, true, "rms_ffn"},
+                                     {W::rms_final, false, "rms_final"}, {W::embedding, false, "token_embedding"},
+                                     {W::wq, true, "wq"}, {W::wk, true, "wk"}, {W::wv, true, "wv"},
+                                     {W::wo, true, "wo"}, {W::w1, true, "w1"}, {W::w2, true, "w2"},
+                                     {W::w3, true, "w3"}}
+                : std::vector<Block>{{W::embedding, false, "token_embedding"}, {W::rms_att, true, "rms_att"},
+                                     {W::wq, true, "wq"}, {W::wk, true, "wk"}, {W::wv, true, "wv"},
+                                     {W::wo, true, "wo"}, {W::rms_ffn, true, "rms_ffn"}, {W::w1, true, "w1"},
+                                     {W::w2, true, "w2"}, {W::w3, true, "w3"}, {W::rms_final, false, "rms_final"}};
   // Expected size, computed before allocating (allocate() sizes come from the same config).
   const std::size_t d = c.dim, kv = c.kv_dim(), hd = c.head_dim;
   const std::size_t freq_floats = versioned ? 0 : c.seq_len * hd;  // legacy freq_cis_real + imag

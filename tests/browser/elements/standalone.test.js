@@ -1,8 +1,8 @@
 // toHTML(): one self-contained HTML file. Opened from file:// with every request refused, it
-// draws the same weights (read back from the element and from the canvas pixels; bit for bit
+// draws the same weights for every figure kind (and model data carried as numbers) (read back from the element and from the canvas pixels; bit for bit
 // for precomputed weights, to float rounding for vectors: the file has the SIMD build, the page
 // may run relaxed SIMD), keeps the
-// state, stays interactive, follows a forced theme, shows hostile tokens as text, and exports
+// state, stays interactive, follows a forced theme and width, shows hostile tokens as text, and exports
 // itself again byte for byte; the toolbar's HTML button downloads the same file. Also served
 // from a static folder (http) with no other file.
 import assert from 'node:assert/strict';
@@ -60,7 +60,7 @@ describe('standalone HTML (toHTML)', () => {
     assert.equal(await setData(page, 'map', { tokens: SENTENCE, heads: 2, Q: two.json.Q, K: two.json.K, V: two.json.V }), true);
     const want = await snapshot(page, 'map');
     const html = await page.evaluate(() => document.getElementById('map').toHTML());
-    assert.ok(html.startsWith('<!doctype html>') && html.length < 400_000, `${html.length} characters`);
+    assert.ok(html.startsWith('<!doctype html>') && html.length < 450_000, `${html.length} characters (the single-file bundle, about 390 KB, and the data)`);
     const offline = await openOffline(html, 'heatmap');
     const got = await snapshot(offline, 'map');
     assert.equal(got.ok, true, got.error);
@@ -89,7 +89,7 @@ describe('standalone HTML (toHTML)', () => {
     const data = vectors(HOSTILE, { dK: 3, seed: 43 });
     assert.equal(await setData(page, 'bars', data.json), true);
     const want = await snapshot(page, 'bars');
-    const html = await page.evaluate(() => document.getElementById('bars').toHTML({ theme: 'dark' }));
+    const html = await page.evaluate(() => document.getElementById('bars').toHTML({ theme: 'dark', width: 300 }));
     const outside = html.replace(/<script type="module" id="attnlens-bundle">[\s\S]*?<\/script>/, '');
     assert.equal(outside.match(/<script/g).length, 1, 'besides the bundle, only the JSON data is a script');
     assert.ok(!/<[^/>]*alert/.test(outside), 'no token as markup');
@@ -101,9 +101,9 @@ describe('standalone HTML (toHTML)', () => {
     assert.deepEqual(offline.dialogs, [], 'no script ran from a token');
     const look = await offline.evaluate(() => {
       const el = document.getElementById('bars');
-      return { theme: el.getAttribute('theme'), values: el.hasAttribute('values'), bg: getComputedStyle(document.body).backgroundColor, labels: [...el.shadowRoot.querySelectorAll('.queries button')].map((b) => b.textContent) };
+      return { theme: el.getAttribute('theme'), values: el.hasAttribute('values'), bg: getComputedStyle(document.body).backgroundColor, labels: [...el.shadowRoot.querySelectorAll('.queries button')].map((b) => b.textContent), width: el.getBoundingClientRect().width };
     });
-    assert.deepEqual([look.theme, look.values, look.bg], ['dark', true, 'rgb(22, 24, 28)']);
+    assert.deepEqual([look.theme, look.values, look.bg, look.width], ['dark', true, 'rgb(22, 24, 28)', 300]);
     assert.ok(look.labels.includes('</script><script>alert(1)</script>'.slice(0, 23) + '…') || look.labels.some((l) => l.startsWith('</script>')));
     assert.deepEqual(offline.problems, []);
     await offline.close();
@@ -148,6 +148,47 @@ describe('standalone HTML (toHTML)', () => {
         return (await el.updateComplete) ? el.toSVG() : `error: ${el.error}`;
       });
       assert.equal(got, svg, tag);
+      assert.deepEqual(offline.problems, [], tag);
+      await offline.close();
+      assertClean(p, browser);
+      await p.close();
+    }
+  });
+
+  it('every figure kind from file:// with every request refused: the same weights (and SVG for data carried as numbers)', async () => {
+    const cross = { queryTokens: ['le', 'chat', '<dort>'], keyTokens: ['the', 'cat', '&', 'sleeps', '😀'], attention: ref.randomAttention(2, 2, 5, 46).map((layer) => layer.map((rows) => rows.slice(0, 3))) };
+    const layered = { tokens: ['[CLS]', 'שלום', 'a&b', '"q"', '[SEP]'], attention: ref.randomAttention(2, 3, 5, 48) };
+    const small = vectors(['we', 'need', '<more>', 'data'], { dK: 3, seed: 49 }).json;
+    // [tag, data or null (the tag has its own source), exact: the file draws the page's numbers
+    // (precomputed or model weights, a mean), not ones it computes with its own build]
+    const cases = [
+      ['<attn-pipeline id="x" query="2" step="softmax" mask="causal"></attn-pipeline>', small, false],
+      ['<attn-heatmap id="x" model="stories260K" text="Once upon a time" layer="3" head="1" query="2"></attn-heatmap>', null, true],
+      ['<attn-bars id="x" layer="1" head="1" query="chat"></attn-bars>', cross, true],
+      ['<attn-heatmap id="x" layer="1" head="mean" hide="[CLS] [SEP]" renormalize query="1"></attn-heatmap>', layered, true],
+      ['<attn-heads id="x" layer="1" head="2"></attn-heads>', layered, true],
+      // The rollout is a product of matrices, computed in the file by its SIMD128 build.
+      ['<attn-heatmap id="x" layer="rollout" query="2"></attn-heatmap>', layered, false],
+      ['<attn-lines id="x" layer="1" heads="all" key="cat"></attn-lines>', cross, true],
+    ];
+    for (const [tag, data, exact] of cases) {
+      const p = await browser.fixture(tag, { name: 'kinds' });
+      const ok = data ? await setData(p, 'x', data) : await ready(p, 'x');
+      assert.equal(ok, true, `${tag}: ${await p.evaluate(() => document.getElementById('x').error)}`);
+      const want = await snapshot(p, 'x');
+      const [svg, html] = await p.evaluate(async () => { const el = document.getElementById('x'); return [el.toSVG(), await el.toHTML()]; });
+      assert.ok(!/model=|stories260K\.bin|tok512/.test(html.replace(/<script type="module" id="attnlens-bundle">[\s\S]*?<\/script>/, '')), `${tag}: data, not a model`);
+      const offline = await openOffline(html, 'kinds');
+      const got = await snapshot(offline, 'x');
+      assert.equal(got.ok, true, `${tag}: ${got.error}`);
+      assert.deepEqual([got.state, got.tokens, got.layers, got.heads], [want.state, want.tokens, want.layers, want.heads], tag);
+      if (exact) {
+        assert.deepEqual(got.weights, want.weights, `${tag}: weights`);
+        assert.equal(await offline.evaluate(() => document.getElementById('x').toSVG()), svg, `${tag}: SVG`);
+      } else {
+        assertClose(got.weights, want.weights, 1e-6, `${tag}: weights`);
+      }
+      assert.deepEqual(offline.requests, [pathToFileURL(path.join(folder, 'kinds.html')).href], `${tag}: no request but the file`);
       assert.deepEqual(offline.problems, [], tag);
       await offline.close();
       assertClean(p, browser);

@@ -222,4 +222,6 @@ export interface StandaloneOptions {
   theme?: 'light' | 'dark';
   /** The document's <title> (default "attnlens: <element name>"). */
   title?: string;
+  /** The figure's width in CSS pixels (at most the window's; default: the page's width). */
+  width?: number;
 }

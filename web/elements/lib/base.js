@@ -495,9 +495,10 @@ export class AttnElement extends HTMLElementBase {
   /**
    * The figure as one self-contained HTML file (a string): engine, elements, data and the current
    * state inlined; opens offline from file:// and stays interactive. `theme`: 'light' or 'dark'
-   * to force one (default: the figure's theme attribute, else the reader's colour scheme).
+   * to force one (default: the figure's theme attribute, else the reader's colour scheme);
+   * `width`: the figure's width in CSS pixels in that file (default: the page's width).
    */
-  async toHTML({ theme = this.getAttribute('theme') ?? undefined, title } = {}) {
+  async toHTML({ theme = this.getAttribute('theme') ?? undefined, title, width } = {}) {
     if (!this.#result) throw new Error(this.#error ?? 'the figure has nothing to export yet');
     // Loaded on first use: most pages never export a standalone file.
     const [{ exportableData, standaloneHTML, stateAttributes }, { singleBundle }] = await Promise.all([import('./standalone.js'), import('./bundle.js')]);
@@ -511,7 +512,7 @@ export class AttnElement extends HTMLElementBase {
       ...[...this.attributes].filter((a) => !skip.has(a.name) && !source(a.name)).map((a) => [a.name, a.value]).sort((a, b) => (a[0] < b[0] ? -1 : 1))];
     return standaloneHTML({
       tag: this.localName, attributes, data: exportableData(this.#raw, this.#data), bundle: await singleBundle(),
-      theme: theme === 'light' || theme === 'dark' ? theme : undefined, title,
+      theme: theme === 'light' || theme === 'dark' ? theme : undefined, title, width,
     });
   }
 

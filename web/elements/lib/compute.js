@@ -2,7 +2,7 @@
 // Vectors go through the wasm engine; precomputed weights are re-weighted in JavaScript (a
 // temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
 // over the kept keys), since there are no scores to recompute.
-import { paddingGuess } from './data.js';
+import { DataError, paddingGuess } from './data.js';
 import { tokenLabel } from './tokens.js';
 
 /** 'auto' → 1/√d, 'none' → 1, or the number itself; divided by the temperature. */
@@ -191,6 +191,10 @@ export function computeSteps(lens, data, state, head) {
   const engine = lens.attention(q, k, v, {
     dK, dV, causal: masks.causal, scale, keyMask: masks.keyMask, returnScores: true,
   });
+  // A score beyond float32 (|q·k| > 3.4e38) would make every later step of its row NaN.
+  const overflow = engine.scores.findIndex((s) => !Number.isFinite(s));
+  if (overflow >= 0)
+    throw new DataError(`the score of query ${Math.floor(overflow / n)} and key ${overflow % n} (Q·K) is beyond float32's range: scale Q and K down`);
   const scaled = engine.scores.map((s) => s * scale);
   const masked = scaled.map((s, c) => (isMasked(masks, Math.floor(c / n), c % n) ? -Infinity : s));
   const exp = new Float32Array(n * n), sums = new Float32Array(n);

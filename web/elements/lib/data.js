@@ -69,6 +69,8 @@ export function tensor(name, value, maxValues = 64 * 2 ** 20) {
       if (typeof node !== 'number' || !Number.isFinite(node))
         fail(`${path} must be a finite number (got ${describe(node)})`);
       values[at++] = node;
+      // Finite as a double but not as the float32 the engine computes in (e.g. 1e39).
+      if (!Number.isFinite(values[at - 1])) fail(`${path} is ${node}: beyond float32's range (±3.4e38), in which attnlens computes`);
       return;
     }
     if (!Array.isArray(node)) fail(`${path} must be a list (got ${describe(node)})`);

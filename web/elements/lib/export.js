@@ -8,6 +8,8 @@ const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '
 export function esc(value) {
   return String(value)
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')  // not allowed in XML
+    // A lone surrogate (half an emoji, or from the data) is not XML either: the replacement character.
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
     .replace(/[&<>"']/g, (c) => ENTITIES[c]);
 }
 
@@ -27,7 +29,11 @@ export function tag(name, attrs = {}, ...children) {
 export const text = (attrs, value) => tag('text', attrs, esc(value));
 
 /** The tokens a figure draws, cut to `max` characters with an ellipsis. */
-export const clip = (token, max) => (token.length > max ? `${token.slice(0, max - 1)}…` : token);
+export function clip(token, max) {
+  if (token.length <= max) return token;
+  const end = /[\uD800-\uDBFF]/.test(token[max - 2]) ? max - 2 : max - 1;  // never half an emoji
+  return `${token.slice(0, end)}…`;
+}
 
 /** A hatch pattern definition (masked cells) in the theme's mask colours. */
 export function hatchDef(id, theme) {
@@ -51,14 +57,20 @@ export function legendSVG(theme, x, y, { masked = false, hatchId = 'attn-hatch' 
       text({ x: w + 34 + h + 4, y: h, ...font }, 'masked')] : []);
 }
 
+/** Checks an export's `width` option (undefined, or CSS pixels > 0) and returns it. */
+export function checkWidth(width) {
+  if (width !== undefined && !(typeof width === 'number' && Number.isFinite(width) && width > 0))
+    throw new RangeError(`width must be a number > 0 (got ${typeof width === 'number' ? width : JSON.stringify(width)})`);
+  return width;
+}
+
 /**
  * A complete standalone SVG document, `width`×`height` user units. `displayWidth` (optional)
  * sets the size it shows at (the height follows; the drawing scales through the viewBox).
  */
 export function svgDocument({ width, height, title, theme, body, displayWidth }) {
   const w = Math.ceil(width), hgt = Math.ceil(height);
-  if (displayWidth !== undefined && !(typeof displayWidth === 'number' && Number.isFinite(displayWidth) && displayWidth > 0))
-    throw new RangeError(`width must be a number > 0 (got ${JSON.stringify(displayWidth)})`);
+  checkWidth(displayWidth);
   const shown = displayWidth === undefined ? [w, hgt] : [displayWidth, (hgt * displayWidth) / w];
   return `<?xml version="1.0" encoding="UTF-8"?>\n${tag('svg', {
     xmlns: 'http://www.w3.org/2000/svg', width: shown[0], height: shown[1],

@@ -3,7 +3,7 @@
 // attributes, a Content-Security-Policy that allows nothing but the inlined script (so the
 // file makes no request at all), opening from file:// or any static host. Pure: the element's
 // toHTML() and the command-line renderer build the same bytes from the same input.
-import { esc } from './export.js';
+import { checkWidth, esc } from './export.js';
 import { base64 } from './png.js';
 import { sha256 } from './sha256.js';
 import { themeFor } from './theme.js';
@@ -77,9 +77,12 @@ function scriptBody(bundle) {
   return lastBundle.slice(1);
 }
 
-function pageCSS(theme) {
+function pageCSS(theme, tag, width) {
   const rule = (t) => `body { background: ${hex(t.bg)}; color: ${hex(t.fg)}; }`;
-  const base = 'body { margin: 0; padding: 16px; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }';
+  // `width`: the figure's width in CSS pixels (as toSVG()'s width is the picture's), never wider
+  // than the window; the figure lays itself out for it.
+  const base = 'body { margin: 0; padding: 16px; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }' +
+    (width === undefined ? '' : `\n${tag} { width: ${width}px; max-width: 100%; }`);
   if (theme === 'light' || theme === 'dark') return `:root { color-scheme: ${theme}; }\n${base}\n${rule(themeFor(theme))}\n`;
   return `:root { color-scheme: light dark; }\n${base}\n${rule(themeFor('light'))}\n@media (prefers-color-scheme: dark) { ${rule(themeFor('dark'))} }\n`;
 }
@@ -88,13 +91,15 @@ function pageCSS(theme) {
  * The standalone HTML document (a string). `tag`: the figure's element name; `attributes`:
  * [name, value] pairs in order (state first); `data`: the figure's data (JSON-able, typed
  * arrays allowed); `bundle`: the text of web/dist/attnlens-single.js; `theme`: 'light',
- * 'dark' or undefined (follow the reader's colour scheme); `title`: the document's title.
+ * 'dark' or undefined (follow the reader's colour scheme); `title`: the document's title;
+ * `width`: the figure's width in CSS pixels (default: the page's width).
  */
-export function standaloneHTML({ tag, attributes = [], data, bundle, theme, title }) {
+export function standaloneHTML({ tag, attributes = [], data, bundle, theme, title, width }) {
   if (!/^attn-[a-z][a-z0-9-]*$/.test(tag)) throw new RangeError(`tag must be an attnlens element name (got ${JSON.stringify(tag)})`);
   if (typeof bundle !== 'string' || !bundle) throw new TypeError('bundle must be the text of web/dist/attnlens-single.js');
+  checkWidth(width);
   const [script, scriptHash] = scriptBody(bundle);
-  const css = pageCSS(theme);
+  const css = pageCSS(theme, tag, width);
   const csp = `default-src 'none'; script-src ${scriptHash} 'wasm-unsafe-eval'; style-src ${hashOf(css)}; img-src data: blob:; base-uri 'none'; form-action 'none'`;
   const attrs = [...attributes, ...(theme ? [['theme', theme]] : [])]
     .map(([name, value]) => ` ${name}${value === '' ? '' : `="${esc(value)}"`}`).join('');

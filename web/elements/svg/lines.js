@@ -14,9 +14,10 @@ const PER_LINE = 4000, CHARS = 16, WIDTH = 560;
 /**
  * state = { layer, heads: head ids (default: `head`), focus: { side: 'query' | 'key', index } |
  * null (default: `query` when ≥ 0), threshold (default 0.01), weights (optional: the matrix of
- * each head in `heads`, as shown; needed for aggregates) }; options = { width } (default 560).
+ * each head in `heads`, as shown; needed for aggregates) }; options = { width }: the picture's
+ * display width, as every figure's (default: its own, 568); the lines are laid out for it.
  */
-export function linesSVG(result, theme, given, { width = WIDTH } = {}) {
+export function linesSVG(result, theme, given, { width } = {}) {
   const state = {
     ...given, layer: given.layer ?? 0, heads: given.heads ?? headsToDraw(null, result, given.head ?? 0, given.layer),
     threshold: given.threshold ?? DEFAULT_THRESHOLD,
@@ -24,7 +25,7 @@ export function linesSVG(result, theme, given, { width = WIDTH } = {}) {
   };
   const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
   const longest = Math.max(...queryTokens.map((t) => Math.min(t.length, CHARS)), ...keyTokens.map((t) => Math.min(t.length, CHARS)));
-  const layout = linesLayout({ nQ, nK, width, labelWidth: longest * 6.6 });
+  const layout = linesLayout({ nQ, nK, width: width === undefined ? WIDTH : width - 8, labelWidth: longest * 6.6 });
   const layers = headLayers(result, state.layer, state.heads, theme, state.weights && ((l, h) => state.weights[state.heads.indexOf(h)]));
   const { focus, threshold } = state;
   const legendH = 22, top = legendH;
@@ -92,7 +93,7 @@ export function linesSVG(result, theme, given, { width = WIDTH } = {}) {
   }
   const what = focus ? `${focus.side === 'query' ? 'query' : 'key'} ${clip((focus.side === 'query' ? queryTokens : keyTokens)[focus.index], 40)}` : `${nQ} queries and ${nK} keys`;
   return svgDocument({
-    width: layout.width + 8, height: top + layout.height + 6, theme, body: parts.join(''),
+    width: layout.width + 8, height: top + layout.height + 6, theme, body: parts.join(''), displayWidth: width,
     title: `Attention lines of ${what} (${layers.map((l) => headName(l.head)).join(', ')})`,
   });
 }
