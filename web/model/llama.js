@@ -60,7 +60,8 @@ function describeSource(source, o) {
   if (source === 'stories260K') {
     if (o.tokenizer !== undefined || o.config !== undefined)
       throw new TypeError("loadModel('stories260K') takes no tokenizer or config: the bundled files are used");
-    return { name: 'stories260K', format: 'llama2c', ...bundledFiles(), config: undefined, key: 'stories260K' };
+    return { name: 'stories260K', format: 'llama2c', ...bundledFiles(), config: undefined, key: 'stories260K',
+      names: { model: 'stories260K.bin', tokenizer: 'tok512.bin' } };
   }
   if (isPlainObject(source)) {
     for (const k of Object.keys(source))
@@ -75,7 +76,7 @@ function describeSource(source, o) {
     part('source.tokenizer', source.tokenizer);
     configPart('source.config', source.config);
     return { name: 'huggingface', format: 'huggingface', model: source.weights, config: source.config,
-      tokenizer: source.tokenizer, key: null };
+      tokenizer: source.tokenizer, key: null, names: { model: 'source.weights', config: 'source.config', tokenizer: 'source.tokenizer' } };
   }
   if (o.tokenizer === undefined || o.tokenizer === null)
     throw new TypeError(`loadModel: a language model needs options.tokenizer (a llama2.c tokenizer file); source must be ${SOURCE_HELP}`);
@@ -91,7 +92,18 @@ function describeSource(source, o) {
     config: o.config,
     tokenizer: o.tokenizer,
     key: keys.includes(null) ? null : `lm:${keys.join('|')}`,
+    names: { model: 'source', config: 'options.config', tokenizer: 'options.tokenizer' },
   };
+}
+
+// A loader message prefixed with the argument it is about (and its URL or path), so that a
+// user who passed three files knows which one is wrong.
+function formatError(parts, message) {
+  const which = /^(the tokenizer file|the vocabulary has)/.test(message) ? 'tokenizer'
+    : /^config\.json(?! says)|\(from config\.json\)$/.test(message) ? 'config' : 'model';
+  const value = parts[which];
+  const where = value instanceof URL ? ` (${value.href})` : typeof value === 'string' && !value.trimStart().startsWith('{') ? ` (${value})` : '';
+  return new ModelFormatError(`loadModel: ${parts.names[which]}${where}: ${message}`);
 }
 
 function part(name, v) {
@@ -104,19 +116,27 @@ function configPart(name, v) {
   part(name, v);
 }
 
-async function readPart(v, progress) {
+async function readPart(v, progress, name) {
   if (isBytes(v)) {
     const bytes = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
     progress(bytes.byteLength, bytes.byteLength);
     return bytes;
   }
-  return readBytes(await toUrl(v), progress);
+  const url = await toUrl(v);
+  try {
+    return await readBytes(url, progress);
+  } catch (e) {
+    e.message = `loadModel: ${name}: ${e.message}`;  // which of the files could not be read
+    throw e;
+  }
 }
 
-async function readConfig(v, progress) {
-  if (isPlainObject(v)) return utf8.encode(JSON.stringify(v));
-  if (typeof v === 'string' && v.trimStart().startsWith('{')) return utf8.encode(v);  // JSON text
-  return readPart(v, progress);
+async function readConfig(v, progress, name) {
+  const text = isPlainObject(v) ? JSON.stringify(v) : typeof v === 'string' && v.trimStart().startsWith('{') ? v : null;
+  if (text === null) return readPart(v, progress, name);  // bytes, a URL or a path
+  const bytes = utf8.encode(text);  // an object or JSON text
+  progress(bytes.byteLength, bytes.byteLength);
+  return bytes;
 }
 
 // A safetensors file starts with a little-endian u64 header length and then '{'.
@@ -132,24 +152,26 @@ async function load(parts, report) {
   // The relaxed-SIMD module (fused multiply-add) where the runtime validates it, as for USE-lite.
   const modulePromise = instantiate(relaxedSimdSupported() ? 'model-relaxed' : 'model');
   modulePromise.catch(() => {});  // awaited below
-  // Download progress over all parts: bytes so far out of the totals known so far.
-  const loaded = [0, 0, 0];
-  const totals = [0, 0, 0];
+  // Download progress over all parts: bytes so far, out of the sum of the sizes once every
+  // part's is known (0 until then); loaded never decreases and ends equal to total.
+  const count = parts.config === undefined ? 2 : 3;
+  const loaded = new Array(count).fill(0);
+  const totals = new Array(count).fill(null);
   const progressOf = (i) => (l, t) => {
     loaded[i] = l;
-    totals[i] = t;
+    totals[i] = t || null;
     const sum = (a) => a.reduce((x, y) => x + y, 0);
-    report('download', sum(loaded), totals.includes(0) ? 0 : sum(totals));
+    report('download', sum(loaded), totals.includes(null) ? 0 : Math.max(sum(totals), sum(loaded)));
   };
   const [model, tokenizer, config] = await Promise.all([
-    readPart(parts.model, progressOf(0)),
-    readPart(parts.tokenizer, progressOf(1)),
-    parts.config === undefined ? (progressOf(2)(1, 1), null) : readConfig(parts.config, progressOf(2)),
+    readPart(parts.model, progressOf(0), parts.names.model),
+    readPart(parts.tokenizer, progressOf(1), parts.names.tokenizer),
+    parts.config === undefined ? null : readConfig(parts.config, progressOf(2), parts.names.config),
   ]);
   let format = parts.format;
   if (format === 'detect') {
     if (looksLikeSafetensors(model))
-      throw new ModelFormatError('the model bytes are a safetensors file: pass its config.json too, as options.config');
+      throw formatError(parts, 'the model file is a safetensors file: pass its config.json too, as options.config');
     format = 'llama2c';
   }
   report('initialise', 0, 1);
@@ -164,7 +186,7 @@ async function load(parts, report) {
     const available = MAX_HEAP_BYTES - module.heapInUse();
     const error = module.lmLoad(format === 'llama2c' ? 0 : 1, buffers.address.model, sizes.model,
       buffers.address.config, sizes.config, buffers.address.tokenizer, sizes.tokenizer, available);
-    if (error) throw new ModelFormatError(error);
+    if (error) throw formatError(parts, error);
   } finally {
     buffers.free();
   }
