@@ -273,6 +273,9 @@ export class LanguageModel {
     const o = check.options('options', options, ['steps', 'temperature', 'topP', 'seed', 'onToken', 'stop']);
     const steps = check.positiveInteger('options.steps', o.steps, 32);
     const temperature = numberOption('options.temperature', o.temperature, 1, (t) => t >= 0, 'a finite number ≥ 0');
+    // A temperature below float32's range would become 0 (greedy with temperature-1 candidates):
+    // the smallest normal float keeps it a sampling temperature, whose limit is the argmax.
+    const wasmTemperature = temperature > 0 ? Math.max(temperature, 2 ** -126) : 0;
     const topP = numberOption('options.topP', o.topP, 1, (p) => p > 0 && p <= 1, 'a number in (0, 1]');
     const seed = seedOption(o.seed);
     if (o.onToken !== undefined && typeof o.onToken !== 'function')
@@ -290,14 +293,16 @@ export class LanguageModel {
     return this.#withBuffers({ prompt: 4 * p }, 'lm.generate()', (b) => {
       m.HEAP32.set(promptIds, b.address.prompt / 4);
       this.#generating = true;
-      const begin = m.lmBegin(b.address.prompt, p, seed % 2 ** 32, Math.floor(seed / 2 ** 32), this.#available(), true);
+      const [low, high] = typeof seed === 'bigint'
+        ? [Number(seed & 0xffffffffn), Number(seed >> 32n)] : [seed % 2 ** 32, Math.floor(seed / 2 ** 32)];
+      const begin = m.lmBegin(b.address.prompt, p, low, high, this.#available(), true);
       try {
         if (begin) throw new RangeError(`lm.generate(): ${begin}`);
         const { ids: shownIds, tokens: shown } = this.#decode(promptIds, -1, true);
         result.prompt = { ids: shownIds, tokens: shown };
         let previous = promptIds[p - 1];
         for (let s = 0; ; s++) {
-          const draw = m.lmSample(temperature, topP, CANDIDATES);
+          const draw = m.lmSample(wasmTemperature, topP, CANDIDATES);
           if (draw.error) throw new Error(`lm.generate(): ${draw.error}`);
           const { id, position } = draw;
           const candidateIds = m.HEAP32.slice(draw.candidates / 4, draw.candidates / 4 + draw.count);
@@ -317,10 +322,13 @@ export class LanguageModel {
           ids.push(id);
           result.tokens.push(step.token);
           result.steps.push(step);
+          const before = result.text.length;
           result.text += textDecoder.decode(piece.bytes, { stream: true });
           previous = id;
           const wanted = o.onToken?.(step);
-          if (wanted === false || stops.some((t) => result.text.endsWith(t))) {
+          // A stop string may end inside this token's text (' wanted' completes 'She w').
+          const stopped = stops.some((t) => result.text.includes(t, Math.max(0, before - t.length + 1)));
+          if (wanted === false || stopped) {
             result.stopped = 'stop';
             break;
           }
@@ -468,7 +476,12 @@ function seedOption(value) {
     else words[0] = Math.floor(Math.random() * 2 ** 32);
     return words[0] + (words[1] & 0x1fffff) * 2 ** 32;
   }
-  if (typeof value !== 'number') throw new TypeError(`options.seed must be a number (got ${check.describe(value)})`);
+  if (typeof value === 'bigint') {  // the generator's whole 64-bit state
+    if (value < 0n || value >= 2n ** 64n)
+      throw new RangeError(`options.seed must be from 0 to 2^64 − 1 as a bigint (got ${value})`);
+    return value;
+  }
+  if (typeof value !== 'number') throw new TypeError(`options.seed must be a number or a bigint (got ${check.describe(value)})`);
   if (!Number.isSafeInteger(value) || value < 0)
     throw new RangeError(`options.seed must be an integer from 0 to 2^53 − 1 (got ${value})`);
   return value;
