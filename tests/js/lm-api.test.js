@@ -102,6 +102,18 @@ describe('generate() options at their limits', () => {
   });
 });
 
+describe('the model module follows the engine build', () => {
+  it('init({ build }) picks the model module; the greedy text is the same on each', async () => {
+    const text = greedy('', 60).text;
+    for (const build of ['simd', 'scalar']) {
+      const other = await (await init({ build })).loadModel('stories260K');
+      assert.equal(other.info.build, 'simd', build);  // the model module has no scalar build
+      assert.equal(other.generate('', { steps: 60, temperature: 0 }).text, text);
+    }
+    assert.equal(lm.info.build, (await init()).build === 'relaxed' ? 'relaxed' : 'simd');
+  });
+});
+
 describe('prompts and inputs', () => {
   it('the empty prompt is BOS; Unicode, emoji and byte-fallback prompts tokenize as stored and generate', () => {
     assert.deepEqual([...lm.generate('', { steps: 1, temperature: 0 }).prompt.ids], [1]);

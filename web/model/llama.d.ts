@@ -51,6 +51,9 @@ export interface LanguageModelInfo {
   readonly sharedClassifier: boolean;
   /** RoPE pairing of the file's q/k rows: 'interleaved' (llama2.c) or 'half' (Hugging Face). */
   readonly rope: 'interleaved' | 'half';
+  /** The model module that runs it: 'relaxed' (fused multiply-add) when the engine runs the
+   *  relaxed build, else 'simd' (SIMD128). */
+  readonly build: 'relaxed' | 'simd';
 }
 
 export interface LmTokenization {
@@ -151,4 +154,6 @@ export declare class LanguageModel {
 export declare const MAX_LM_TEXT_LENGTH: number;
 export declare const CANDIDATES: number;
 export declare function isLanguageModelSource(source: unknown, options?: unknown): boolean;
-export declare function loadLanguageModel(source: LanguageModelSource, options?: LoadLanguageModelOptions): Promise<LanguageModel>;
+/** `engine.build` (lens.build) picks the model module; without it, the runtime's best. */
+export declare function loadLanguageModel(source: LanguageModelSource, options?: LoadLanguageModelOptions,
+  engine?: { build?: 'relaxed' | 'simd' | 'scalar' }): Promise<LanguageModel>;

@@ -47,10 +47,21 @@ export function isLanguageModelSource(source, options) {
  * Loads a language model. `options.onProgress({ stage, loaded, total })` reports 'download'
  * bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are cached.
  */
-export function loadLanguageModel(source, options) {
+export function loadLanguageModel(source, options, engine) {
   const { o, report } = loadOptions(options, ['onProgress', 'tokenizer', 'config']);
   const parts = describeSource(source, o);
-  return cachedLoad(cache, parts.key, report, () => load(parts, report));
+  const variant = moduleVariant(engine?.build);
+  const key = parts.key === null ? null : `${variant}:${parts.key}`;
+  return cachedLoad(cache, key, report, () => load(parts, report, variant));
+}
+
+// The model module for the engine's build, chosen as init() chooses: relaxed SIMD (fused
+// multiply-add, same greedy text and reference tolerances: tests/js/lm-reference.test.js runs on
+// both) where the engine runs it, else SIMD128 (the model module has no scalar build). Without
+// an engine (a direct import), whatever this runtime validates.
+function moduleVariant(build) {
+  if (build === 'relaxed' || (build === undefined && relaxedSimdSupported())) return 'model-relaxed';
+  return 'model';
 }
 
 // What to read: { name, format: 'llama2c' | 'huggingface' | 'detect', model, config, tokenizer,
@@ -147,10 +158,9 @@ function looksLikeSafetensors(bytes) {
   return n >= 2 && n <= bytes.byteLength - 8 && bytes[8] === 0x7b;
 }
 
-async function load(parts, report) {
+async function load(parts, report, variant) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  // The relaxed-SIMD module (fused multiply-add) where the runtime validates it, as for USE-lite.
-  const modulePromise = instantiate(relaxedSimdSupported() ? 'model-relaxed' : 'model');
+  const modulePromise = instantiate(variant);
   modulePromise.catch(() => {});  // awaited below
   // Download progress over all parts: bytes so far, out of the sum of the sizes once every
   // part's is known (0 until then); loaded never decreases and ends equal to total.
@@ -190,7 +200,7 @@ async function load(parts, report) {
   } finally {
     buffers.free();
   }
-  const lm = new LanguageModel(module, parts.name);
+  const lm = new LanguageModel(module, parts.name, variant === 'model-relaxed' ? 'relaxed' : 'simd');
   report('ready', 1, 1);
   return lm;
 }
@@ -201,7 +211,7 @@ export class LanguageModel {
   #pieces = new Map();
   #generating = false;
 
-  constructor(module, name) {
+  constructor(module, name, build) {
     this.#module = module;
     const info = module.lmInfo();
     /** What kind of model this is: a decoder-only causal LM. */
@@ -219,6 +229,7 @@ export class LanguageModel {
         : 'a Llama-2-style causal language model',
       sharedClassifier: info.sharedClassifier,
       rope: info.rope,
+      build,
     });
     Object.freeze(this);
   }
