@@ -26,11 +26,14 @@ const SHAPES = {
   gqa: { dim: 48, hidden: 128, layers: 2, heads: 6, kvHeads: 2, seqLen: 96, shared: true, seed: 11 },
   // heads == kv heads (stories15M/42M/110M), head width 12, separate classifier (negative vocab_size).
   mha: { dim: 48, hidden: 96, layers: 3, heads: 4, kvHeads: 4, seqLen: 64, shared: false, seed: 12 },
+  // Head width 64 (stories42M/110M, Llama 2), one KV head; two layouts are enough here.
+  wide: { dim: 128, hidden: 96, layers: 1, heads: 2, kvHeads: 1, seqLen: 40, shared: true, seed: 13,
+    layouts: ['llama2.c v0', 'Hugging Face BF16'] },
 };
-const models = Object.fromEntries(Object.entries(SHAPES).map(([name, s]) =>
+const models = Object.fromEntries(Object.entries(SHAPES).map(([name, { layouts, ...s }]) =>
   [name, syntheticModel({ ...s, vocab: TOKENIZER.vocabSize })]));
 // config.json settings that differ from llama2.c's defaults, per shape.
-const HF_EXTRA = { gqa: { rope_theta: 500000, rms_norm_eps: 1e-6 }, mha: {} };
+const HF_EXTRA = { gqa: { rope_theta: 500000, rms_norm_eps: 1e-6 }, mha: {}, wide: { rope_theta: 1e6 } };
 
 // Every layout of a shape: [name, loadModel arguments, reference weights].
 function layouts(shape) {
@@ -44,7 +47,7 @@ function layouts(shape) {
     out.push([`Hugging Face ${dtype}`, [{ config: hf.config, weights: hf.weights, tokenizer: TOKENIZER.bytes }],
       readSafetensors(hf.weights, hf.config)]);
   }
-  return out;
+  return out.filter(([name]) => !SHAPES[shape].layouts || SHAPES[shape].layouts.includes(name));
 }
 
 const PROMPTS = [
