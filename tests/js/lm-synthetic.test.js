@@ -165,8 +165,11 @@ describe('sources: paths, file: URLs, http://127.0.0.1, buffers; progress events
       if (downloads[i - 1].total) assert.equal(downloads[i].total, downloads[i - 1].total, 'a known total stays');
     }
     for (const e of downloads) if (e.total) assert.ok(e.loaded <= e.total);
-    assert.deepEqual(downloads.at(-1), { stage: 'download', loaded: bytes, total: bytes });
-    assert.deepEqual(events.slice(-2), [{ stage: 'initialise', loaded: 0, total: 1 }, { stage: 'ready', loaded: 1, total: 1 }]);
+    assert.deepEqual(downloads.at(-1), { stage: 'download', loaded: bytes, total: bytes, fraction: 0.95 });
+    assert.deepEqual(events.slice(-2), [{ stage: 'initialise', loaded: 0, total: 1, fraction: 0.95 }, { stage: 'ready', loaded: 1, total: 1, fraction: 1 }]);
+    // The whole load's fraction never decreases and ends at 1 (100 %).
+    for (let i = 1; i < events.length; i++) assert.ok(events[i].fraction >= events[i - 1].fraction, 'fraction never decreases');
+    for (const e of downloads) if (e.total) assert.ok(Math.abs(e.fraction - 0.95 * e.loaded / e.total) < 1e-12);
   }
 
   const same = (lm) => {
@@ -195,7 +198,7 @@ describe('sources: paths, file: URLs, http://127.0.0.1, buffers; progress events
     const events = [];
     const a = await lens.loadModel(file('model.bin'), { tokenizer: file('tok.bin') });
     assert.equal(await lens.loadModel(file('model.bin'), { tokenizer: file('tok.bin'), onProgress: (e) => events.push(e) }), a);
-    assert.deepEqual(events, [{ stage: 'ready', loaded: 1, total: 1 }]);
+    assert.deepEqual(events, [{ stage: 'ready', loaded: 1, total: 1, fraction: 1 }]);
   });
 
   it('the Hugging Face layout from paths, URLs, JSON text and bytes, in either call form', async () => {
