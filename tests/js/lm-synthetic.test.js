@@ -278,6 +278,8 @@ describe('broken files of the synthetic models: ModelFormatError naming the argu
     await refuse([v0, { tokenizer: readModelFile('tok512.bin') }], /^loadModel: options\.tokenizer: .*larger vocabulary/);
     await refuse([readModelFile('stories260K.bin'), { tokenizer: tok }], /^loadModel: options\.tokenizer: .*holds 359 pieces, the model's vocabulary has 512/);
     await refuse([v0, { tokenizer: v0 }], /^loadModel: options\.tokenizer: /);
+    const tokenizerJson = new TextEncoder().encode('{"version": "1.0", "model": {"type": "BPE"}}');
+    await refuse([v0, { tokenizer: tokenizerJson }], /^loadModel: options\.tokenizer: .*not a llama2\.c tokenizer file .*tokenizer\.json must be exported/);
     // The engine and the model loaded before are untouched.
     assert.deepEqual(lm.run('The dog').logits, before);
     assert.equal(lm.generate('The dog', { steps: 3, temperature: 0 }).ids.length, 3);

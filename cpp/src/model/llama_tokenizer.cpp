@@ -26,7 +26,8 @@ std::string LlamaTokenizer::load(Span<const std::uint8_t> bytes, std::size_t voc
   const std::int32_t max_len = read_i32(bytes.data);
   if (max_len <= 0 || max_len > 1 << 16)
     return "the tokenizer file starts with max_token_length " + std::to_string(max_len) +
-           ": not a llama2.c tokenizer file";
+           ": not a llama2.c tokenizer file (tokenizer.bin as llama2.c's tokenizer.py writes it; a SentencePiece "
+           "tokenizer.model or a Hugging Face tokenizer.json must be exported with it first)";
   if (vocab_size < 3)
     return "the vocabulary has " + std::to_string(vocab_size) + " pieces; a llama2.c tokenizer needs at least "
            "<unk>, BOS and EOS (ids 0, 1, 2)";
