@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { computeWeights } from '../../web/elements/lib/compute.js';
+import { computeWeights, isMasked, maskMatrix } from '../../web/elements/lib/compute.js';
 import { parseData } from '../../web/elements/lib/data.js';
 import { applyFilter, formatHide, hiddenNote, parseHide } from '../../web/elements/lib/filter.js';
 import { themeFor } from '../../web/elements/lib/theme.js';
@@ -69,7 +69,7 @@ describe('applyFilter', () => {
     assert.throws(() => applyFilter(result, { hide: tokens }), /hide removes every query token/);
   });
 
-  it('cross-attention: queries and keys lose their own tokens; a causal mask survives only when it still means j > i', () => {
+  it('cross-attention: queries and keys lose their own tokens; a causal mask still compares the original positions', () => {
     const nQ = 2, nK = 4;
     const weights = Float32Array.from({ length: nQ * nK }, (_, c) => (c + 1) / 10);
     const cross = {
@@ -85,7 +85,17 @@ describe('applyFilter', () => {
     assert.equal(r.hidden.count, 3);
     const causal = applyFilter({ ...cross, masks: { causal: true, keyMask: null } }, { hide: ['<s>'] });
     assert.equal(applyFilter({ ...cross, masks: { causal: true, keyMask: null } }, { hide: [0] }).masks.causal, true, 'row 0 and column 0 gone: j > i still holds');
-    assert.equal(causal.masks.causal, false, 'rows and columns lost different positions');
+    // Rows keep x, y (positions 0, 1); columns p, x, q (positions 1, 2, 3): masked where key position > query position.
+    assert.equal(causal.masks.causal, true, 'rows and columns lost different positions: still causal');
+    assert.deepEqual([Array.from(causal.masks.queryPositions), Array.from(causal.masks.keyPositions)], [[0, 1], [1, 2, 3]]);
+    const want = [[0, 1], [1, 2, 3]][0].map((qp) => [1, 2, 3].map((kp) => (kp > qp ? 1 : 0)));
+    assert.deepEqual(Array.from(maskMatrix(causal.masks, 2, 3)), want.flat());
+    for (let i = 0; i < 2; i++) for (let j = 0; j < 3; j++) assert.equal(isMasked(causal.masks, i, j), want[i][j] === 1, `(${i}, ${j})`);
+    // A second filter composes with the first: positions stay the data's own.
+    const twice = applyFilter({ ...causal, hidden: undefined }, { hide: ['p'] });
+    assert.deepEqual([Array.from(twice.masks.queryPositions), Array.from(twice.masks.keyPositions)], [[0, 1], [2, 3]]);
+    assert.equal(isMasked(twice.masks, 0, 0), true, 'x (position 0) must not see x (position 2)');
+    assert.equal(isMasked(twice.masks, 1, 0), true, 'y (position 1) must not see x (position 2)');
   });
 });
 

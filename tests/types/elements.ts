@@ -76,6 +76,11 @@ lines.threshold = 0.05;
 const focus = lines.focused;
 if (focus) { const side: 'query' | 'key' = focus.side; }
 const summary: string = lines.describe();
+const loupe = lines.magnifier;
+if (loupe) { const first: number = loupe.first; const side: 'query' | 'key' = loupe.side; }
+const badAttributes: { name: string; message: string }[] = heatmap.attributeErrors;
+// @ts-expect-error attributeErrors is read-only
+heatmap.attributeErrors = [];
 const compare: AttnCompare = document.createElement('attn-compare');
 compare.data = { a: data, b: { tokens: ['a', 'b'], attention: [[1, 0], [0.5, 0.5]] } };
 compare.data = data;

@@ -35,6 +35,22 @@ const OWN_STATE = {
   },
 };
 
+// <attn-heads>: the grid's mean/max tiles and the rollout tile, from the engine (as the element).
+OWN_STATE.heads = {
+  options: [],
+  async svgState(result, state) {
+    const { init } = await import('../attnlens.js');
+    const { selectedMatrix } = await import('../elements/lib/compute.js');
+    const { eagerRollout } = await import('../elements/svg/heads.js');
+    const lens = result.heads > 1 || result.layers > 1 ? await init() : null;
+    const self = (result.nK ?? result.n) === result.n;
+    const rollout = result.layers > 1 && self && (eagerRollout(result) || state.layer === 'rollout');
+    const aggregate = (layer, head) => (lens && (layer === 'rollout' ? rollout : result.heads > 1)
+      ? selectedMatrix(lens, result, layer, head) : null);
+    return { ...state, aggregate };
+  },
+};
+
 /** Figures the command line cannot draw from one data file, and why. */
 const NOT_HERE = {
   compare: 'it compares two data sources (its a-/b- attributes); use the element and its toSVG()',

@@ -73,9 +73,11 @@ export class AttnCompare extends AttnElement {
       } else if (/^label-[ab]$/.test(name)) this.#again();
       else if (SIDE_ATTRIBUTES.includes(name)) {
         if (this.data === undefined) this.data = undefined;  // read the sources again
-      } else super.attributeChangedCallback(name, old, value);
+      } else return super.attributeChangedCallback(name, old, value);
+      this.attributeError(name, null);
     } catch (error) {
-      this.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message: error.message, error } }));
+      this.attributeError(name, error);  // shown above the figure, and fired as `error`
+      if (/^(head|layer)-[ab]$/.test(name)) this.#again();  // that side falls back to the shared layer/head
     }
   }
 
@@ -147,12 +149,28 @@ export class AttnCompare extends AttnElement {
 
   // Layer and head of a side (layer-a, head-a, …, else the shared layer/head), inside `result`.
   #sideState(s, result) {
-    const layerText = this.getAttribute(`layer-${s}`), headText = this.getAttribute(`head-${s}`);
-    let layer = layerText === null ? this.layer : STATE.layer.parse(layerText);
-    let head = headText === null ? this.head : STATE.head.parse(headText);
+    // A bad value (said above the figure by attributeChangedCallback) falls back to the shared one.
+    const own = (name, shared) => {
+      const text = this.getAttribute(`${name}-${s}`);
+      try {
+        return text === null ? [shared, false] : [STATE[name].parse(text), true];
+      } catch {
+        return [shared, false];
+      }
+    };
+    let [layer, ownLayer] = own('layer', this.layer), [head, ownHead] = own('head', this.head);
     if (result) {
-      if (typeof layer === 'number') layer = Math.min(layer, result.layers - 1);
-      if (typeof head === 'number') head = Math.min(head, result.heads - 1);
+      // head-b="9" with 4 heads: the last head, and said so.
+      const past = (name, value, count, given) => (given && value >= count
+        ? new RangeError(`past the last ${name}: side ${s.toUpperCase()} has ${count} ${name}${count === 1 ? '' : 's'} (0 to ${count - 1}); showing ${name} ${count - 1}`) : null);
+      if (typeof layer === 'number') {
+        if (ownLayer) this.attributeError(`layer-${s}`, past('layer', layer, result.layers, ownLayer));
+        layer = Math.min(layer, result.layers - 1);
+      }
+      if (typeof head === 'number') {
+        if (ownHead) this.attributeError(`head-${s}`, past('head', head, result.heads, ownHead));
+        head = Math.min(head, result.heads - 1);
+      }
     }
     return { layer, head };
   }

@@ -3,12 +3,13 @@
 // and in the element named by the `target` attribute, if any.
 import { AttnHeatmap } from './attn-heatmap.js';
 import { headPattern, isActivation, navigate } from './lib/a11y.js';
-import { AttnElement } from './lib/base.js';
-import { headMatrix, isAggregate } from './lib/compute.js';
-import { selectionLabel } from './lib/selection.js';
+import { AttnElement, loadEngine } from './lib/base.js';
+import { computeWeights, headMatrix, isAggregate, selectedMatrix } from './lib/compute.js';
+import { rowSumNote, selectionLabel } from './lib/selection.js';
+import { HEAD_AGGREGATES } from './lib/state.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { MatrixLayers, drawMatrix } from './lib/matrix-canvas.js';
-import { headsSVG } from './svg/heads.js';
+import { eagerRollout, headsSVG } from './svg/heads.js';
 
 const STYLE = `
 .grid { overflow-x: auto; padding: 3px; }
@@ -21,6 +22,8 @@ const STYLE = `
 .thumb:hover { border-color: var(--attn-line); }
 .thumb[aria-selected="true"] { border-color: var(--attn-accent); color: var(--attn-fg); font-weight: 600; }
 .thumb canvas { display: block; border: 1px solid var(--attn-line); }
+.thumb.aggregate { font-style: italic; }
+.thumb.aggregate canvas { border-style: dashed; }
 .detail { margin-top: 6px; border-top: 1px solid var(--attn-line); padding-top: 6px; }
 .detail-title { font-weight: 600; }
 attn-heatmap { --attn-padding: 0; }
@@ -34,11 +37,19 @@ export class AttnHeads extends AttnElement {
   #thumbs = null;
   #canvases = new MatrixLayers();  // one pixel canvas refilled for every thumbnail
   #focus = null;  // { layer, head } with the keyboard's tab stop
+  #engine = null; // for the mean/max/rollout tiles of precomputed weights
 
   setup(body) {
     this.grid = h('div', { class: 'grid', role: 'grid', 'aria-label': 'Attention heads: arrow keys move, Enter opens one' });
     this.detailTitle = h('div', { class: 'detail-title' });
     this.detail = new AttnHeatmap();
+    // The detail draws weights this grid already computed (masked, hidden, aggregated) as they
+    // are, with the grid's masks: re-weighting them for a mask would renormalise max rows and
+    // rows left after hiding.
+    this.detail.compute = (lens, data, state) => {
+      const shown = computeWeights(lens, data, { ...state, mask: 'none', temperature: 1 });
+      return { ...shown, masks: this.result?.masks ?? shown.masks };
+    };
     this.detail.setAttribute('exportparts', 'plot');
     this.detail.addEventListener('change', (e) => {
       if (e.detail.name === 'query') this.setState('query', e.detail.value);
@@ -47,7 +58,7 @@ export class AttnHeads extends AttnElement {
     body.append(this.grid, h('div', { class: 'detail', part: 'detail' }, this.detailTitle, this.detail));
     this.grid.addEventListener('click', (e) => {
       const cell = e.target.closest('[role="gridcell"]');
-      if (cell) this.#open(Number(cell.dataset.layer), Number(cell.dataset.head));
+      if (cell) this.#open(parseCell(cell.dataset.layer), parseCell(cell.dataset.head));
     });
     this.grid.addEventListener('keydown', (e) => this.#key(e));
   }
@@ -63,28 +74,54 @@ export class AttnHeads extends AttnElement {
     const { n, layers, heads } = result, nK = result.nK ?? n;
     const theme = this.theme;
     const width = this.body.clientWidth || 600;
-    const size = Math.max(36, Math.min(96, Math.floor((width - 70 - heads * 14) / heads)));
-    const key = `${size}`;
+    const extra = this.#aggregates(result).heads.length;
+    const smallest = width < 480 ? 24 : 36;  // a phone fits a layer of 4 heads with Mean and Max
+    const size = Math.max(smallest, Math.min(96, Math.floor((width - 84 - (heads + extra) * 16) / (heads + extra))));
+    const { heads: named, rollout } = this.#aggregates(result);
+    const engine = this.lens ?? this.#engine;
+    // The rollout costs 2·n³ per layer: drawn up front only when cheap, else once opened.
+    const rolled = rollout && (eagerRollout(result) || this.layer === 'rollout') ? selectedMatrix(engine, result, 'rollout', 0) : null;
+    const key = `${size}|${rolled ? 1 : 0}`;
     if (this.#thumbs?.result !== result || this.#thumbs.theme !== theme || this.#thumbs.key !== key) {
       const { masked, layer: mask } = this.#canvases.masks(result.masks, n, nK);
       const box = thumbBox(n, nK, size);
-      this.grid.replaceChildren(...Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
+      const thumb = (layer, head, weights, name, text) => {
+        const canvas = h('canvas', { 'aria-hidden': 'true' });
+        const ctx = sizeCanvas(canvas, size, size);
+        if (weights) drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
+          ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
+        const label = `${name}: ${!weights ? 'computed when opened' : nK === n && head !== 'max' ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`;
+        return h('div', {
+          class: typeof head === 'number' && typeof layer === 'number' ? 'thumb' : 'thumb aggregate',
+          role: 'gridcell', 'data-layer': layer, 'data-head': head, 'aria-label': text ? `${label}; ${text}` : label,
+        }, canvas, h('span', {}, typeof layer === 'string' ? 'Rollout' : typeof head === 'string' ? cap(head) : `H${head + 1}`));
+      };
+      const rows = Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, `Layer ${l + 1}`),
-        Array.from({ length: heads }, (_, hd) => {
-          const weights = headMatrix(result, l, hd);
-          const canvas = h('canvas', { 'aria-hidden': 'true' });
-          const ctx = sizeCanvas(canvas, size, size);
-          drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
-            ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
-          return h('div', {
-            class: 'thumb', role: 'gridcell', 'data-layer': l, 'data-head': hd,
-            'aria-label': `Layer ${l + 1}, head ${hd + 1}: ${nK === n ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`,
-          }, canvas, h('span', {}, `H${hd + 1}`));
-        }))));
+        Array.from({ length: heads }, (_, hd) => thumb(l, hd, headMatrix(result, l, hd), `Layer ${l + 1}, head ${hd + 1}`)),
+        named.map((mode) => thumb(l, mode, selectedMatrix(engine, result, l, mode), cap(selectionLabel(result, l, mode)), rowSumNote(l, mode)))));
+      if (rollout) rows.push(h('div', { class: 'layer', role: 'row' },
+        h('span', { class: 'layer-label', role: 'rowheader' }, 'All layers'),
+        thumb('rollout', 'mean', rolled, cap(selectionLabel(result, 'rollout')), rowSumNote('rollout'))));
+      this.grid.replaceChildren(...rows);
       this.#thumbs = { result, theme, key };
     }
     this.#select();
     this.#openDetail(result);
+  }
+
+  // The aggregate tiles this result gets: mean and max per layer (several heads), the rollout
+  // (several layers of self-attention).
+  #aggregates(result) {
+    const nK = result.nK ?? result.n;
+    return { heads: result.heads > 1 ? HEAD_AGGREGATES : [], rollout: result.layers > 1 && nK === result.n };
+  }
+
+  // Precomputed weights need the engine for the mean/max/rollout tiles: loaded with the data.
+  async checkData(raw) {
+    const data = await super.checkData(raw);
+    this.#engine ??= await loadEngine();
+    return data;
   }
 
   stateChanged(name) {
@@ -99,19 +136,31 @@ export class AttnHeads extends AttnElement {
     return [...this.grid.querySelectorAll('[role="gridcell"]')];
   }
 
+  // The grid as rows of cells (the rollout row has one), for the arrow keys.
+  #rows() {
+    return [...this.grid.querySelectorAll('[role="row"]')].map((row) => [...row.querySelectorAll('[role="gridcell"]')]);
+  }
+
+  // Which tile shows the current layer/head ('rollout' is one tile whatever the head).
+  #isCurrent(cell) {
+    const l = parseCell(cell.dataset.layer), hd = parseCell(cell.dataset.head);
+    return l === 'rollout' ? this.layer === 'rollout' : l === this.layer && hd === this.head;
+  }
+
   #select() {
-    const f = this.#focus ?? (isAggregate(this.layer, this.head) ? { layer: 0, head: 0 } : { layer: this.layer, head: this.head });
-    for (const cell of this.#cells()) {
-      const l = Number(cell.dataset.layer), hd = Number(cell.dataset.head);
-      cell.setAttribute('aria-selected', String(!isAggregate(this.layer, this.head) && l === this.layer && hd === this.head));
-      cell.tabIndex = l === f.layer && hd === f.head ? 0 : -1;
+    const cells = this.#cells();
+    const f = this.#focus && cells.find((c) => c.dataset.layer === String(this.#focus.layer) && c.dataset.head === String(this.#focus.head));
+    const stop = f ?? cells.find((c) => this.#isCurrent(c)) ?? cells[0];
+    for (const cell of cells) {
+      cell.setAttribute('aria-selected', String(this.#isCurrent(cell)));
+      cell.tabIndex = cell === stop ? 0 : -1;
     }
   }
 
   #openDetail(result) {
     const { tokens } = result, keys = result.keyTokens ?? tokens;
     const label = selectionLabel(result, this.layer, this.head);
-    this.detailTitle.textContent = label[0].toUpperCase() + label.slice(1);
+    this.detailTitle.textContent = isAggregate(this.layer, this.head) ? `${cap(label)} (${rowSumNote(this.layer, this.head)})` : cap(label);
     const matrix = this.weights;  // one head, or the engine's mean/max/rollout
     if (this.detail.shownMatrix !== matrix) {
       this.detail.shownMatrix = matrix;
@@ -125,40 +174,61 @@ export class AttnHeads extends AttnElement {
   #open(layer, head) {
     this.#focus = { layer, head };
     this.setState('layer', layer);
-    this.setState('head', head);
+    if (layer !== 'rollout') this.setState('head', head);
     this.#select();
     const target = this.getAttribute('target');
     const linked = target && this.getRootNode().getElementById?.(target);
-    if (linked) {
+    if (linked && (!isAggregate(layer, head) || linked.constructor.aggregates !== false)) {
       linked.layer = layer;
-      linked.head = head;
+      if (layer !== 'rollout') linked.head = head;
     }
-    this.say(`Opened layer ${layer + 1}, head ${head + 1}.`);
+    this.say(`Opened ${selectionLabel(this.result, layer, head)}.`);
   }
 
   #key(event) {
-    const { layers, heads } = this.result ?? {};
-    if (!layers) return;
-    const f = this.#focus ?? (isAggregate(this.layer, this.head) ? { layer: 0, head: 0 } : { layer: this.layer, head: this.head });
+    const rows = this.#rows();
+    if (rows.length === 0) return;
+    const current = event.target.closest?.('[role="gridcell"]') ?? this.#cells().find((c) => c.tabIndex === 0);
+    let r = Math.max(0, rows.findIndex((row) => row.includes(current)));
+    let c = Math.max(0, rows[r].indexOf(current));
     if (isActivation(event)) {
       event.preventDefault();
-      this.#open(f.layer, f.head);
+      this.#open(parseCell(rows[r][c].dataset.layer), parseCell(rows[r][c].dataset.head));
       return;
     }
-    const to = navigate(event.key, f.layer * heads + f.head, layers * heads, { columns: heads, page: 1 });
-    if (to === null) return;
+    const last = rows.length - 1;
+    switch (event.key) {
+      case 'ArrowRight': c++; break;
+      case 'ArrowLeft': c--; break;
+      case 'ArrowDown': r = Math.min(last, r + 1); break;
+      case 'ArrowUp': r = Math.max(0, r - 1); break;
+      case 'Home': c = 0; if (event.ctrlKey) r = 0; break;
+      case 'End': c = Infinity; if (event.ctrlKey) r = last; break;
+      case 'PageDown': r = last; break;
+      case 'PageUp': r = 0; break;
+      default: return;
+    }
     event.preventDefault();
-    this.#focus = { layer: Math.floor(to / heads), head: to % heads };
+    const cell = rows[r][Math.max(0, Math.min(rows[r].length - 1, c))];
+    this.#focus = { layer: parseCell(cell.dataset.layer), head: parseCell(cell.dataset.head) };
     this.#select();
-    this.#cells()[to].focus();
+    cell.focus();
   }
 
   svg(result, theme, options) {
-    return headsSVG(result, theme, { layer: this.layer, head: this.head }, options);
+    const { heads: named, rollout } = this.#aggregates(result);
+    const engine = this.lens ?? this.#engine;
+    const aggregate = (layer, head) => ((layer === 'rollout' ? rollout && (eagerRollout(result) || this.layer === 'rollout') : named.includes(head)) && engine
+      ? selectedMatrix(engine, result, layer, head) : null);
+    return headsSVG(result, theme, { layer: this.layer, head: this.head, aggregate }, options);
   }
 }
 
 // Where an nQ×nK thumbnail sits in a size×size square: the longer side fills it.
+// A tile's data-layer / data-head: an index, or 'mean' / 'max' / 'rollout'.
+const parseCell = (value) => (/^\d+$/.test(value) ? Number(value) : value);
+const cap = (text) => text[0].toUpperCase() + text.slice(1);
+
 function thumbBox(nQ, nK, size) {
   const width = nK >= nQ ? size : size * nK / nQ, height = nQ >= nK ? size : size * nQ / nK;
   return { x: (size - width) / 2, y: (size - height) / 2, width, height };

@@ -52,6 +52,7 @@ export class AttnHeatmap extends AttnElement {
   #legendKey = null;    // the theme the legend's ramp was drawn with
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
+  #press = null;  // where the last press was (fractional pixels), for the click that follows
   #frame = 0;
   #view = new ZoomView();
   #viewFrame = 0;
@@ -105,9 +106,14 @@ export class AttnHeatmap extends AttnElement {
       this.#pointer = false;
       if (this.shadowRoot.activeElement !== this.plot) this.#moveCursor(null);
     });
+    // A click's coordinates are whole pixels, its press's are not: at 4096 tokens (0.2 px cells
+    // before zooming) the press says which row.
+    this.plot.addEventListener('pointerdown', (e) => { this.#press = { clientX: e.clientX, clientY: e.clientY }; });
     this.plot.addEventListener('click', (e) => {
       if (this.#gestures?.dragged()) return;  // the end of a pan, not a pick
-      const cell = this.#cellAt(e);
+      const p = this.#press;
+      this.#press = null;
+      const cell = this.#cellAt(p && Math.abs(p.clientX - e.clientX) < 1 && Math.abs(p.clientY - e.clientY) < 1 ? p : e);
       if (!cell) return;
       this.#moveCursor(cell);
       this.setState('query', this.query === cell.i ? -1 : cell.i);

@@ -36,6 +36,8 @@ export declare class AttnLines extends AttnElement {
   /** The focused token, or null when every line is drawn. */
   readonly focused: LinesFocus | null;
   readonly layout: LinesLayout | null;
+  /** The tokens the loupe lists while it is open (rows under 9 px), or null. */
+  readonly magnifier: { side: 'query' | 'key'; first: number; count: number } | null;
   /** The spoken summary of a focused token (e.g. “it” (token 8 of 11) looks most at “cat” 0.59, …). */
   describe(focus?: LinesFocus | null): string;
   /** Drawing counters and the last timings in ms (allMs: every line; paintMs: one redraw). */

@@ -28,7 +28,21 @@ const STYLE = `
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; border: 1px solid var(--attn-line); }
 .hint { margin-left: 4px; }
 .readout { min-height: 1.4em; margin: 4px 0 0; color: var(--attn-muted); overflow-wrap: anywhere; }
+.loupe {
+  position: absolute; z-index: 1; pointer-events: auto; min-width: 7em; max-width: 45%; padding: 2px 0; font-size: 12px; line-height: 18px;
+  background: var(--attn-surface); color: var(--attn-fg); border: 1px solid var(--attn-line); border-radius: 4px;
+  box-shadow: 0 2px 6px rgb(0 0 0 / 0.25);
+}
+.loupe-row { display: flex; gap: 6px; padding: 0 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.loupe-row .index { color: var(--attn-muted); font-variant-numeric: tabular-nums; }
+.loupe-row .text { overflow: hidden; text-overflow: ellipsis; }
+.loupe-row.on { background: var(--attn-accent); color: var(--attn-bg); }
+.loupe-row.on .index { color: inherit; }
 `;
+
+// Rows thinner than this are too thin to point at: the loupe lists the tokens around the pointer.
+const LOUPE_BELOW = 9;
+const LOUPE_ROWS = 15, LOUPE_ROW_PX = 18;
 
 const CHARS = 24;  // labels longer than this are cut (and then fitted to the column with …)
 
@@ -47,6 +61,8 @@ export class AttnLines extends AttnElement {
   #keyText = null;       // key given as text before the tokens were known
   #threshold = DEFAULT_THRESHOLD;
   #hover = null;         // { side, index } under the pointer
+  #loupe = null;         // { side, first, count }: the tokens the loupe lists
+  #press = null;         // where the last press was (fractional pixels)
   #layout = null;
   #layers = null;        // { cacheKey, list: [{ head, color, weights }] }
   #all = null;           // { cacheKey, canvas } every line, drawn once
@@ -63,19 +79,41 @@ export class AttnLines extends AttnElement {
       class: 'plot', part: 'plot', tabindex: 0, role: 'application', 'aria-roledescription': 'attention lines',
     }, this.canvas);
     this.readout = h('p', { class: 'readout', 'aria-hidden': 'true' });
+    // The loupe: for rows too thin to point at, the tokens around the pointer at a readable
+    // size; hovering or tapping one of them picks exactly that token (the keyboard needs no loupe).
+    this.loupe = h('div', { class: 'loupe', part: 'loupe', 'aria-hidden': 'true', hidden: true });
+    this.plot.append(this.loupe);
     body.append(this.legend, this.plot, this.readout);
 
     this.plot.addEventListener('pointermove', (e) => {
-      if (e.pointerType === 'touch') return;
-      this.#setHover(this.#hit(e));
-    });
-    this.plot.addEventListener('pointerleave', () => this.#setHover(null));
-    this.plot.addEventListener('click', (e) => {
+      if (e.pointerType === 'touch' || this.loupe.contains(e.target)) return;
       const hit = this.#hit(e);
+      this.#setHover(hit);
+      this.#openLoupe(hit, e);
+    });
+    this.plot.addEventListener('pointerleave', (e) => {
+      this.#setHover(null);
+      if (e.pointerType !== 'touch') this.#openLoupe(null);  // a lifted finger leaves too: keep it for the next tap
+    });
+    // A click's coordinates are whole pixels, its press's are not: at 0.3 px rows the press says which row.
+    this.plot.addEventListener('pointerdown', (e) => { this.#press = { clientX: e.clientX, clientY: e.clientY }; });
+    this.plot.addEventListener('click', (e) => {
+      const inLoupe = this.loupe.contains(e.target);
+      const row = inLoupe && e.target.closest('.loupe-row');
+      if (inLoupe && !row) return;
+      const p = this.#press, precise = p && Math.abs(p.clientX - e.clientX) < 1 && Math.abs(p.clientY - e.clientY) < 1 ? p : e;
+      this.#press = null;
+      const hit = row ? { side: this.#loupe.side, index: Number(row.dataset.index) } : this.#hit(precise);
       if (!hit) return;
       const f = this.focused;
       const same = f && f.side === hit.side && f.index === hit.index;
       this.#focus(same ? null : hit, true);
+      if (!row && e.pointerType === 'touch') this.#openLoupe(hit, precise);  // a tap opens it: the next tap picks exactly
+      this.#markLoupe();
+    });
+    this.loupe.addEventListener('pointermove', (e) => {
+      const row = e.pointerType !== 'touch' && e.target.closest('.loupe-row');
+      if (row) this.#setHover({ side: this.#loupe.side, index: Number(row.dataset.index) });
     });
     this.plot.addEventListener('keydown', (e) => this.#keydown(e));
     this.legend.addEventListener('click', (e) => {
@@ -95,9 +133,10 @@ export class AttnLines extends AttnElement {
       } else if (name === 'threshold') {
         this.#threshold = value === null ? DEFAULT_THRESHOLD : parseThreshold(value);
         this.#repaint();
-      } else super.attributeChangedCallback(name, old, value);
+      } else return super.attributeChangedCallback(name, old, value);
+      this.attributeError(name, null);
     } catch (error) {
-      this.dispatchEvent(new CustomEvent('error', { bubbles: true, detail: { message: error.message, error } }));
+      this.attributeError(name, error);  // shown above the figure, and fired as `error`
     }
   }
 
@@ -222,6 +261,7 @@ export class AttnLines extends AttnElement {
     if (this.#layers?.result !== result || this.#layers.cacheKey !== cacheKey || this.#layers.theme !== theme)
       this.#layers = { result, cacheKey, theme, list: headLayers(result, this.layer, heads, theme, (l, hd) => selectedMatrix(this.lens, result, l, hd)) };
     if (this.#headList !== null) this.headLabel.hidden = true;
+    this.#checkOwnRanges(result, nK);
 
     const ctx = this.canvas.getContext('2d');
     const width = this.body.clientWidth || 600;
@@ -229,13 +269,32 @@ export class AttnLines extends AttnElement {
     ctx.font = `700 12px ${theme.fontFamily}`;
     if (Math.max(nQ, nK) <= 133)
       for (const t of [...queryTokens, ...keyTokens]) labelWidth = Math.max(labelWidth, ctx.measureText(t.slice(0, CHARS)).width);
+    const before = this.#layout;
     this.#layout = linesLayout({ nQ, nK, width, labelWidth });
+    if (this.#loupe?.result !== result || before?.row !== this.#layout.row || before?.width !== this.#layout.width) {
+      this.loupe.hidden = true;  // reopened by the pointer, on the new tokens or layout
+      this.#loupe = null;
+    }
     this.#drawLegend(result, heads, theme);
     const where = result.layers > 1 || result.heads > 1 ? `, layer ${typeof this.layer === 'number' ? this.layer + 1 : this.layer}, ${heads.map(headName).join(', ')}` : '';
     this.plot.setAttribute('aria-label',
       `Attention lines between ${nQ} queries (left) and ${nK} keys (right)${where}. ` +
       'Up and down arrows move the focused token, left and right switch side, Escape shows every line.');
     this.#paint();
+  }
+
+  // heads="7" with 4 heads, key="99" with 10 keys: drawn as the nearest that exists, and said so.
+  #checkOwnRanges(result, nK) {
+    const list = this.#headList, missing = Array.isArray(list) ? list.filter((x) => x >= result.heads) : [];
+    const range = (name, error, mark) => {  // clears only a note of this kind, not a parse error
+      const previous = this.attributeErrors.find((e) => e.name === name);
+      if (error || previous?.message.startsWith(mark)) this.attributeError(name, error);
+    };
+    range('heads', missing.length ? new RangeError(`the data has ${result.heads} head${result.heads === 1 ? '' : 's'} ` +
+      `(0 to ${result.heads - 1}): head${missing.length === 1 ? '' : 's'} ${missing.join(', ')} not drawn`) : null, 'the data has');
+    const keyText = this.getAttribute('key');
+    const key = keyText !== null && /^\s*\d+\s*$/.test(keyText) ? Number(keyText) : -1;
+    range('key', key >= nK ? new RangeError(`past the last key: the data has ${nK} keys (0 to ${nK - 1}); showing key ${this.#key}`) : null, 'past');
   }
 
   #drawLegend(result, heads, theme) {
@@ -411,7 +470,64 @@ export class AttnLines extends AttnElement {
     const same = hit && this.#hover && hit.side === this.#hover.side && hit.index === this.#hover.index;
     if (same || (!hit && !this.#hover)) return;
     this.#hover = hit;
+    this.#markLoupe();
     this.#frame ||= requestAnimationFrame(() => this.#paint());  // one redraw per frame
+  }
+
+  /** The loupe's tokens when it is open: { side, first, count } (indices of the tokens shown), or null. */
+  get magnifier() {
+    if (!this.#loupe || this.loupe.hidden) return null;
+    const { side, first, count } = this.#loupe;
+    return { side, first, count };
+  }
+
+  // Opens the loupe on the tokens around `hit` beside its column (rows thinner than LOUPE_BELOW
+  // px only), or closes it (null).
+  #openLoupe(hit, event) {
+    const l = this.#layout;
+    if (!hit || !l || l.row >= LOUPE_BELOW) {
+      this.loupe.hidden = true;
+      return;
+    }
+    const count = Math.min(LOUPE_ROWS, hit.side === 'query' ? l.nQ : l.nK);
+    const total = hit.side === 'query' ? l.nQ : l.nK;
+    const first = Math.max(0, Math.min(total - count, hit.index - (count >> 1)));
+    const opening = !this.#loupe || this.#loupe.side !== hit.side || this.loupe.hidden;
+    const moved = opening || this.#loupe.first !== first;
+    this.#loupe = { side: hit.side, first, count, result: this.result, left: opening ? null : this.#loupe.left };
+    if (moved) {
+      const { queryTokens, keyTokens } = shapeOf(this.result);
+      const tokens = hit.side === 'query' ? queryTokens : keyTokens;
+      this.loupe.replaceChildren(...Array.from({ length: count }, (_, k) => h('div', { class: 'loupe-row', 'data-index': first + k },
+        h('span', { class: 'index' }, String(first + k)), h('span', { class: 'text' }, tokens[first + k].slice(0, 40)))));
+    }
+    // Beside the pointer (never under it: a click there still picks from the plot), towards the
+    // middle of the plot; vertically centred on it, inside the plot.
+    const rect = this.canvas.getBoundingClientRect(), scale = rect.width / l.width || 1;
+    const height = count * LOUPE_ROW_PX + 6, plotHeight = rect.height;
+    const y = event ? event.clientY - rect.top : (l.top + (hit.index + 0.5) * l.row) * scale;
+    const x = event ? event.clientX - rect.left : (hit.side === 'query' ? l.x0 : l.x1) * scale;
+    this.loupe.style.top = `${Math.max(0, Math.min(plotHeight - height, y - height / 2))}px`;
+    this.loupe.hidden = false;
+    // Placed when it opens, then it only follows vertically (so the pointer can reach it), unless
+    // that would bring it under the pointer.
+    const width = this.loupe.offsetWidth;
+    if (this.#loupe.left === null || (x >= this.#loupe.left && x <= this.#loupe.left + width)) {
+      const gap = 16;
+      const right = x + gap + width <= rect.width, left = x - gap - width >= 0;
+      const toRight = hit.side === 'query' ? right || !left : !left && right;
+      this.#loupe.left = toRight ? x + gap : Math.max(0, x - gap - width);
+    }
+    this.loupe.style.left = `${this.#loupe.left}px`;
+    this.#markLoupe();
+  }
+
+  // Highlights the loupe's row of the hovered (or focused) token.
+  #markLoupe() {
+    if (!this.#loupe || this.loupe.hidden) return;
+    const f = this.#hover ?? this.focused;
+    for (const row of this.loupe.children)
+      row.classList.toggle('on', Boolean(f && f.side === this.#loupe.side && f.index === Number(row.dataset.index)));
   }
 
   #keydown(event) {

@@ -5,9 +5,10 @@
 import { fmt, isActivation, navigate, quote } from './lib/a11y.js';
 import { AttnElement, STEPS } from './lib/base.js';
 import { css, textOn } from './lib/color.js';
-import { computeSteps } from './lib/compute.js';
+import { computeSteps, masksFor } from './lib/compute.js';
 import { DataError } from './lib/data.js';
 import { h } from './lib/dom.js';
+import { NOTHING_HIDDEN, hidePlan, pickCells } from './lib/filter.js';
 import { clip } from './lib/export.js';
 import { MASKED_STEPS, NUMBERS_UP_TO, TITLES, num, pipelineSteps, pipelineSVG, stepColour } from './svg/pipeline.js';
 
@@ -101,7 +102,10 @@ export class AttnPipeline extends AttnElement {
       throw new DataError('attn-pipeline needs vectors (Q, K, V, or X with W_Q, W_K, W_V): precomputed weights have no scores to show');
     if (data.cross)
       throw new DataError('attn-pipeline shows self-attention step by step: use attn-heatmap or attn-bars for queryTokens/keyTokens');
-    return { ...computeSteps(lens, data, state, Math.min(state.head, data.heads - 1)), layers: 1, heads: data.heads };
+    const head = Math.min(state.head, data.heads - 1);
+    const plan = hidePlan(data, state.hide, state.renormalize);
+    if (!plan) return { ...computeSteps(lens, data, state, head), layers: 1, heads: data.heads, hidden: NOTHING_HIDDEN };
+    return { ...hiddenSteps(lens, data, state, head, plan), layers: 1, heads: data.heads };
   }
 
   /** The matrix shown at each step: { scores, scale, mask, softmax, weights, output }. */
@@ -196,13 +200,15 @@ export class AttnPipeline extends AttnElement {
     const finite = [...row(r.masked)].filter(Number.isFinite);
     const spread = (m) => { const v = [...row(m)].filter(Number.isFinite); return v.length ? Math.max(...v) - Math.min(...v) : 0; };
     const best = row(r.weights).reduce((b, w, j) => (w > row(r.weights)[b] ? j : b), 0);
+    const partial = r.hidden.count > 0 && !r.hidden.renormalized;  // hidden keys still take their share
+    const sum = (values) => values.reduce((a, b) => a + b, 0);
     const scaleText = this.scale === 'auto' ? `1/√${r.dK} = ${fmt(1 / Math.sqrt(r.dK), 3)}` : this.scale === 'none' ? '1 (no scaling)' : String(this.scale);
     switch (step) {
       case 'scores': return `QKᵀ: the dot product of each query with every key. Row ${tok} spans ${num(spread(r.scores))}. With d_k = ${r.dK} random dimensions, such sums grow like √d_k.`;
       case 'scale': return `Scores × ${scaleText}${this.temperature !== 1 ? `, ÷ temperature ${fmt(this.temperature)}` : ''} = × ${fmt(r.scale, 4)}. Row ${tok} now spans ${num(spread(r.scaled))}: the wider the spread, the more the softmax picks a single key.`;
       case 'mask': return `Masked scores become −∞, so the softmax gives them weight 0. Row ${tok} keeps ${finite.length} of ${r.n} keys (mask: ${this.mask}).`;
-      case 'softmax': return `exp(s − row max): every kept score becomes a positive number, the largest 1. Row ${tok} sums to ${num(r.sums[q])}.`;
-      case 'weights': return `A: each exp divided by its row sum, so every row adds up to 1. ${tok} puts ${fmt(row(r.weights)[best])} on ${quote(r.tokens[best])}.`;
+      case 'softmax': return `exp(s − row max): every kept score becomes a positive number, the largest 1. Row ${tok} sums to ${num(r.sums[q])}${partial ? ' (with the hidden tokens\' exps, which are not shown)' : ''}.`;
+      case 'weights': return `A: each exp divided by its row sum, so every row adds up to 1${partial ? ` with the hidden tokens' weights; the shown row ${tok} adds up to ${fmt(sum(row(r.weights)))}` : ''}. ${tok} puts ${fmt(row(r.weights)[best])} on ${quote(r.tokens[best])}.`;
       default: return `A·V: each output row mixes the value vectors (d_v = ${r.dV}) with its weights; row ${tok} is mostly the value of ${quote(r.tokens[best])}.`;
     }
   }
@@ -210,6 +216,37 @@ export class AttnPipeline extends AttnElement {
   svg(result, theme, options) {
     return pipelineSVG(result, theme, { query: this.query, mask: this.mask }, options);
   }
+}
+
+/**
+ * The steps with tokens hidden (filter.js hidePlan; the pipeline is self-attention, so rows and
+ * columns lose the same tokens). Without `renormalize` every step is computed over all tokens and
+ * the hidden rows and columns are left out of the picture: the softmax sums (Σ) and A keep the
+ * hidden keys' share, so shown rows of A add up to less than 1, and A·V is the model's output.
+ * With `renormalize` the hidden keys are masked like padding before the softmax (−∞ at the mask
+ * step), which is the same as renormalising the kept weights: rows of A add up to 1 and A·V mixes
+ * only the kept values.
+ */
+function hiddenSteps(lens, data, state, head, { keepQ: keep, hidden }) {
+  const { n } = data;
+  let input = data, inputState = state;
+  if (state.renormalize) {
+    const base = masksFor(data, state.mask).keyMask ?? new Uint8Array(n).fill(1);
+    const keyMask = Uint8Array.from(base, (x, j) => (keep.includes(j) ? x : 0));
+    input = { ...data, keyMask };
+    inputState = { ...state, mask: masksFor(data, state.mask).causal ? 'causal padding' : 'padding' };
+  }
+  const all = computeSteps(lens, input, inputState, head);
+  const square = (m) => pickCells(m, n, keep, keep), rows = (m, width) => pickCells(m, width, keep);
+  const masks = masksFor(data, state.mask);
+  return {
+    ...all, tokens: keep.map((i) => data.tokens[i]), n: keep.length,
+    masks: { ...masks, keyMask: masks.keyMask ? Uint8Array.from(keep, (j) => masks.keyMask[j]) : null },
+    q: rows(all.q, all.dK), k: rows(all.k, all.dK), v: rows(all.v, all.dV),
+    scores: square(all.scores), scaled: square(all.scaled), masked: square(all.masked), exp: square(all.exp),
+    sums: rows(all.sums, 1), weights: square(all.weights), output: rows(all.output, all.dV),
+    hidden, kept: { queries: keep, keys: keep },
+  };
 }
 
 if (globalThis.customElements && !customElements.get('attn-pipeline')) customElements.define('attn-pipeline', AttnPipeline);

@@ -5,42 +5,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { SENTENCE, assertClean, assertClose, changes, nested, readHeatmap, recordChanges, ref, setData, vectors } from './helpers.js';
+import { SENTENCE, assertClean, assertClose, changes, headReduce, nested, readHeatmap, recordChanges, ref, rollout, setData, vectors } from './helpers.js';
 
 const TOLERANCE = 1.5 / 255 / 0.7;  // one 8-bit colour step on the ramp, with margin
 
 // [layers][heads][n][n] nested → per layer a flat Float64Array [heads·n·n].
 const flatLayers = (attention) => attention.map((layer) => Float64Array.from(layer.flat(2)));
-
-function headReduce(flat, heads, count, mode) {
-  const out = new Float64Array(count).fill(mode === 'max' ? -Infinity : 0);
-  for (let h = 0; h < heads; h++)
-    for (let c = 0; c < count; c++) {
-      const x = flat[h * count + c];
-      out[c] = mode === 'max' ? Math.max(out[c], x) : out[c] + x / heads;
-    }
-  return out;
-}
-
-// Abnar & Zuidema: Â = rownorm(0.5·mean_h(A) + 0.5·I), R = Â_L·…·Â_1.
-function rollout(layers, heads, n) {
-  let r = null;
-  for (const layer of layers) {
-    const a = headReduce(layer, heads, n * n, 'mean');
-    for (let i = 0; i < n; i++) {
-      let sum = 0;
-      for (let j = 0; j < n; j++) sum += (a[i * n + j] = 0.5 * a[i * n + j] + (i === j ? 0.5 : 0));
-      for (let j = 0; j < n; j++) a[i * n + j] /= sum;
-    }
-    if (!r) { r = a; continue; }
-    const next = new Float64Array(n * n);
-    for (let i = 0; i < n; i++)
-      for (let k = 0; k < n; k++)
-        for (let j = 0; j < n; j++) next[i * n + j] += a[i * n + k] * r[k * n + j];
-    r = next;
-  }
-  return r;
-}
 
 const read = (page, id, what) => page.evaluate(async ([id, what]) => {
   const el = document.getElementById(id);
@@ -147,11 +117,11 @@ describe('aggregates: head="mean"|"max", layer="rollout"', () => {
       const el = document.getElementById('heads');
       await el.heatmap.updateComplete;
       return { weights: Array.from(el.heatmap.weights), title: el.shadowRoot.querySelector('.detail-title').textContent,
-        selected: el.shadowRoot.querySelectorAll('[aria-selected="true"]').length };
+        selected: [...el.shadowRoot.querySelectorAll('[aria-selected="true"]')].map((c) => `${c.dataset.layer}/${c.dataset.head}`) };
     });
     assertClose(detail.weights, Array.from(want), 1e-5, 'detail heatmap');
-    assert.equal(detail.title, 'Layer 1, max over 4 heads');
-    assert.equal(detail.selected, 0);
+    assert.equal(detail.title, 'Layer 1, max over 4 heads (element-wise, so rows do not add up to 1)');
+    assert.deepEqual(detail.selected, ['0/max'], 'the grid\'s max tile is the chosen one');
   });
 
   it('bad values: a clear RangeError from the property, an error state for the pipeline and for rollout of cross-attention', async () => {

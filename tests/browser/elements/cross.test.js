@@ -127,11 +127,13 @@ describe('cross-attention: queryTokens × keyTokens', () => {
       await el.updateComplete;
       await el.heatmap.updateComplete;
       return { all: Array.from(el.result.weights[0]), detail: Array.from(el.heatmap.weights), layout: el.heatmap.layout,
-        thumbs: el.shadowRoot.querySelectorAll('[role="gridcell"]').length };
+        thumbs: el.shadowRoot.querySelectorAll('[role="gridcell"]:not(.aggregate)').length,
+        aggregates: [...el.shadowRoot.querySelectorAll('[role="gridcell"].aggregate')].map((c) => `${c.dataset.layer}/${c.dataset.head}`) };
     });
     assertClose(r.all, Array.from(want), 1e-5, 'multi-head cross weights');
     assertClose(r.detail, Array.from(want.subarray(nQ * nK, 2 * nQ * nK)), 1e-5, 'detail = head 2');
     assert.deepEqual([r.layout.nQ, r.layout.nK, r.thumbs], [nQ, nK, 2]);
+    assert.deepEqual(r.aggregates, ['0/mean', '0/max'], 'mean and max tiles; no rollout for cross-attention');
     const svg = await page.evaluate(() => document.getElementById('heads').toSVG());
     assert.ok((await parseSVG(page, svg)).ok);
   });

@@ -6,6 +6,7 @@ import { SENTENCE, assertClean, assertClose, changes, nested, parseSVG, recordCh
 
 const cells = (page, id = 'heads') => page.evaluate((id) =>
   [...document.getElementById(id).shadowRoot.querySelectorAll('[role="gridcell"]')]
+    .filter((c) => !c.classList.contains('aggregate'))
     .map((c) => ({ layer: Number(c.dataset.layer), head: Number(c.dataset.head), selected: c.getAttribute('aria-selected') === 'true' })), id);
 
 const detailWeights = (page) => page.evaluate(async () => {
@@ -86,7 +87,7 @@ describe('<attn-heads>', () => {
     const c = await cells(page);
     assert.equal(c.length, layers * hs);
     assert.deepEqual(c.map((x) => `${x.layer}/${x.head}`), ['0/0', '0/1', '0/2', '1/0', '1/1', '1/2']);
-    await page.locator('#heads').locator('[role="gridcell"]').nth(5).click();
+    await page.locator('#heads').locator('[role="gridcell"][data-layer="1"][data-head="2"]').click();
     assertClose(await detailWeights(page), attention[1][2].flat(), 1e-6, 'layer 2, head 3');
     const parsed = await parseSVG(page, await page.evaluate(() => document.getElementById('heads').toSVG()));
     assert.equal(parsed.ok, true, parsed.error);

@@ -126,3 +126,60 @@ export function assertClean(page, browser) {
   assert.deepEqual(page.problems, [], 'console errors or failed requests');
   assert.deepEqual(browser.offHost, [], 'requests that left 127.0.0.1');
 }
+
+// <attn-lines> at 4096 tokens (lines-long and touch tests).
+export const LONG_N = 4096;
+// Row i: weights 0.5, 0.3, 0.2 on keys i, (7i + 3) mod n, (13i + 5) mod n (they may coincide);
+// the page builds the matrix with the same rule.
+export const longRowKeys = (i, n = LONG_N) => new Set([i, (i * 7 + 3) % n, (i * 13 + 5) % n]);
+export const longTokenText = (i) => (i === 2003 ? '<b>x</b>' : `t${i}`);
+
+/** Sets 4096-token data (tokens t0…, token 2003 written as HTML) on the element `id`. */
+export function setLongData(page, id) {
+  return page.evaluate(async ([id, n]) => {
+    const el = document.getElementById(id);
+    const w = new Float32Array(n * n);
+    for (let i = 0; i < n; i++) for (const [j, x] of [[i, 0.5], [(i * 7 + 3) % n, 0.3], [(i * 13 + 5) % n, 0.2]]) w[i * n + j] += x;
+    el.data = { tokens: Array.from({ length: n }, (_, i) => (i === 2003 ? '<b>x</b>' : `t${i}`)), attention: w };
+    return el.updateComplete;
+  }, [id, LONG_N]);
+}
+
+// Where token i's row is on screen (client coordinates), in the query (left) or key column.
+export const rowPoint = (page, id, i, side = 'query') => page.evaluate(([id, i, side]) => {
+  const el = document.getElementById(id), l = el.layout;
+  const rect = el.shadowRoot.querySelector('canvas').getBoundingClientRect(), s = rect.width / l.width;
+  return { x: rect.left + (side === 'query' ? l.x0 / 2 : (l.x1 + l.width) / 2) * s, y: rect.top + (l.top + (i + 0.5) * l.row) * s };
+}, [id, i, side]);
+
+
+/** [heads·count] → the element-wise mean or max over the heads, float64. */
+export function headReduce(flat, heads, count, mode) {
+  const out = new Float64Array(count).fill(mode === 'max' ? -Infinity : 0);
+  for (let h = 0; h < heads; h++)
+    for (let c = 0; c < count; c++) {
+      const x = flat[h * count + c];
+      out[c] = mode === 'max' ? Math.max(out[c], x) : out[c] + x / heads;
+    }
+  return out;
+}
+
+// Abnar & Zuidema: Â = rownorm(0.5·mean_h(A) + 0.5·I), R = Â_L·…·Â_1.
+export function rollout(layers, heads, n) {
+  let r = null;
+  for (const layer of layers) {
+    const a = headReduce(layer, heads, n * n, 'mean');
+    for (let i = 0; i < n; i++) {
+      let sum = 0;
+      for (let j = 0; j < n; j++) sum += (a[i * n + j] = 0.5 * a[i * n + j] + (i === j ? 0.5 : 0));
+      for (let j = 0; j < n; j++) a[i * n + j] /= sum;
+    }
+    if (!r) { r = a; continue; }
+    const next = new Float64Array(n * n);
+    for (let i = 0; i < n; i++)
+      for (let k = 0; k < n; k++)
+        for (let j = 0; j < n; j++) next[i * n + j] += a[i * n + k] * r[k * n + j];
+    r = next;
+  }
+  return r;
+}

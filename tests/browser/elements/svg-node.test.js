@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { init } from '../../../web/attnlens.js';
-import { computeSteps, computeWeights } from '../../../web/elements/lib/compute.js';
+import { computeSteps, computeWeights, selectedMatrix } from '../../../web/elements/lib/compute.js';
 import { parseData } from '../../../web/elements/lib/data.js';
 import { themeFor } from '../../../web/elements/lib/theme.js';
 import { barsSVG } from '../../../web/elements/svg/bars.js';
@@ -49,7 +49,9 @@ describe('SVG export: browser bytes = Node bytes', () => {
       assert.ok(got.includes('<image '), 'the large heatmap embeds an image');
       assert.equal(got, heatmapSVG(big, themeFor(theme), { layer: 0, head: 1, query: 5 }));
       const heads = computeWeights(null, parseData(HEADS), { ...state, mask: 'causal' });
-      assert.equal(await svgOf('heads', theme), headsSVG(heads, themeFor(theme), { layer: 1, head: 2 }));
+      // The grid's mean, max and rollout tiles: the engine's aggregates, here from Node's engine.
+      const aggregate = (layer, head) => selectedMatrix(lens, heads, layer, head);
+      assert.equal(await svgOf('heads', theme), headsSVG(heads, themeFor(theme), { layer: 1, head: 2, aggregate }));
       assertClean(page, browser);
     });
 

@@ -118,6 +118,16 @@ export interface AttnErrorDetail {
 export interface AttnMasks {
   causal: boolean;
   keyMask: Uint8Array | null;
+  /** After hiding different tokens on each side: the original positions of the rows and columns shown (causal compares these). */
+  queryPositions?: Int32Array;
+  keyPositions?: Int32Array;
+}
+
+/** A bad attribute value the figure shows above its picture. */
+export interface AttnAttributeError {
+  name: string;
+  message: string;
+  error: Error;
 }
 
 export interface AttnResult {
@@ -179,6 +189,8 @@ export declare class AttnElement extends HTMLElement {
   readonly heads: number;
   /** The error message shown, or null. */
   readonly error: string | null;
+  /** Bad attribute values said above the figure (which keeps its last good state). */
+  readonly attributeErrors: AttnAttributeError[];
   readonly result: AttnResult | null;
   /** The current layer and head's nQ×nK weights (rows are queries), or the mean/max/rollout. */
   readonly weights: Float32Array | null;

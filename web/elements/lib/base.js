@@ -17,6 +17,8 @@ import { readTheme, watchColorScheme } from './theme.js';
 
 export { STEPS };
 
+const clipValue = (value) => (value === null ? '' : value.length > 40 ? `${value.slice(0, 39)}…` : value);
+
 // Importing in Node (types, server rendering of the page around it) must not throw.
 const HTMLElementBase = globalThis.HTMLElement ?? class {};
 
@@ -60,6 +62,7 @@ export class AttnElement extends HTMLElementBase {
   #theme = null;
   #cleanup = [];
   #width = 0;
+  #badAttributes = new Map();  // attribute name → its error (shown in attributeNote)
   #buffers = new BufferPool();  // result arrays reused by every recomputation (compute())
 
   constructor() {
@@ -83,10 +86,14 @@ export class AttnElement extends HTMLElementBase {
       h('span', { class: 'exports' }, exportButton('svg'), exportButton('png'), exportButton('html')));
     this.statusBox = h('div', { class: 'status', role: 'status' }, 'Loading…');
     this.errorBox = h('div', { class: 'error', role: 'alert', part: 'error', hidden: true });
+    // Bad attribute values (head="-1", threshold="2", head="9" of 4 heads): said here, above a
+    // figure that keeps drawing the last good state.
+    // (Read out through the live region: the figure keeps one role="alert", its error state.)
+    this.attributeNote = h('div', { class: 'error attribute-error', part: 'attribute-error', hidden: true });
     this.body = h('div', { class: 'body', part: 'body', hidden: true });
     this.live = h('div', { class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true' });
     root.append(h('div', { class: 'frame', part: 'frame' },
-      this.toolbar, this.statusBox, this.errorBox, this.body, this.live));
+      this.toolbar, this.statusBox, this.errorBox, this.attributeNote, this.body, this.live));
     this.setup(this.body);
   }
 
@@ -118,12 +125,50 @@ export class AttnElement extends HTMLElementBase {
     if (name in STATE) {
       try {
         this.#set(name, value === null ? undefined : STATE[name].parse(value));
+        this.attributeError(name, null);
+        if (this.#result) this.#checkRanges();
       } catch (error) {
-        this.#reportError(error);
+        this.attributeError(name, error);
       }
       return;
     }
     if (this.#dataProperty === undefined) this.#request(LOAD);
+  }
+
+  /**
+   * For subclasses too: `error` (an Error) says attribute `name` has a bad value: shown above the
+   * figure (which keeps its last good state) and fired as `error`; null clears it.
+   */
+  attributeError(name, error) {
+    if (error) {
+      this.#badAttributes.set(name, error);
+      this.#reportError(error);
+      announce(this.live, `${name}="${clipValue(this.getAttribute(name))}": ${error.message}`);
+    } else if (!this.#badAttributes.delete(name)) return;
+    this.attributeNote.replaceChildren(...[...this.#badAttributes].map(([attr, e]) =>
+      h('div', {}, `${attr}="${clipValue(this.getAttribute(attr))}": ${e.message}`)));
+    this.attributeNote.hidden = this.#badAttributes.size === 0;
+  }
+
+  /** The bad attribute values shown above the figure: [{ name, message, error }]. */
+  get attributeErrors() {
+    return [...this.#badAttributes].map(([name, error]) => ({ name, message: error.message, error }));
+  }
+
+  // Indices given by attribute that the data does not have (head="9" with 4 heads) are clamped
+  // to the last one, and said so.
+  #checkRanges() {
+    const r = this.#result;
+    for (const [name, count, what] of [['layer', r.layers, 'layer'], ['head', r.heads, 'head'], ['query', r.nQ ?? r.n, 'token']]) {
+      const text = this.getAttribute(name);
+      const given = text !== null && /^\s*\d+\s*$/.test(text) ? Number(text) : null;
+      const previous = this.#badAttributes.get(name);
+      if (given !== null && given >= count && this.#get(name) !== given) {
+        const message = `past the last ${what}: the data has ${count} ${what}${count === 1 ? '' : 's'} (0 to ${count - 1}); ` +
+          `showing ${what} ${this.#get(name)}`;
+        if (previous?.message !== message) this.attributeError(name, new RangeError(message));  // once, not at every redraw
+      } else if (previous?.message.startsWith('past')) this.attributeError(name, null);
+    }
   }
 
   // ——— data ———
@@ -224,6 +269,9 @@ export class AttnElement extends HTMLElementBase {
   #resolveQuery() {
     if (this.#queryText === null || !this.#result) return;
     this.#state.query = this.#findToken(this.#queryText);
+    const missing = !this.#result.tokens.some((t) => t.trim() === this.#queryText.trim());
+    if (missing && this.getAttribute('query') === this.#queryText)
+      this.attributeError('query', new RangeError(`no token has this text; showing ${this.#state.query < 0 ? 'no query' : `token ${this.#state.query}`}`));
     this.#queryText = null;
   }
 
@@ -244,6 +292,7 @@ export class AttnElement extends HTMLElementBase {
     else this.#state[name] = this.#clamp(name, value);
     const after = this.#get(name);
     if (reflect) {
+      this.attributeError(name, null);  // a good value replaces a bad one
       this.#reflecting = true;
       const text = value === undefined ? null : STATE[name].format ? STATE[name].format(after) : String(after);
       if (text === null) this.removeAttribute(name);
@@ -301,6 +350,7 @@ export class AttnElement extends HTMLElementBase {
           this.#result = applyFilter(this.compute(this.#lens, this.#data, this.state), this.state);
           for (const name of ['layer', 'head', 'query']) if (name in this.#state) this.#state[name] = this.#clamp(name, this.#state[name]);
           this.#resolveQuery();
+          this.#checkRanges();
         }
         if (!this.#result) continue;
         if (isAggregate(this.layer, this.head) && !this.#lens) {

@@ -18,9 +18,13 @@ export function masksFor(data, mask) {
   return { causal: words.has('causal'), keyMask };
 }
 
-/** Whether cell (i, j) is masked out. */
+/**
+ * Whether cell (i, j) is masked out. After hiding tokens (filter.js) `queryPositions` and
+ * `keyPositions` may give the original positions of rows and columns: causal compares those.
+ */
 export function isMasked(masks, i, j) {
-  return (masks.causal && j > i) || (masks.keyMask !== null && masks.keyMask[j] === 0);
+  const after = masks.keyPositions ? masks.keyPositions[j] > masks.queryPositions[i] : j > i;
+  return (masks.causal && after) || (masks.keyMask != null && masks.keyMask[j] === 0);
 }
 
 /** Masked cells of an nQ×nK matrix as 1s (for drawing), or null when nothing is masked. */
@@ -31,9 +35,20 @@ export function maskMatrix(masks, nQ, nK = nQ) {
   for (let i = 0; i < nQ; i++) {
     const row = out.subarray(i * nK, (i + 1) * nK);
     if (masks.keyMask) for (let j = 0; j < nK; j++) row[j] = masks.keyMask[j] === 0 ? 1 : 0;
-    if (masks.causal) row.fill(1, i + 1);
+    if (masks.causal) row.fill(1, masks.keyPositions ? firstAfter(masks.keyPositions, masks.queryPositions[i]) : i + 1);
   }
   return out;
+}
+
+// The first column whose (increasing) original position is past `position`.
+function firstAfter(positions, position) {
+  let lo = 0, hi = positions.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (positions[mid] > position) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 // `target()`: where to write (a pool's array of weights.length), by default a fresh array.

@@ -143,7 +143,28 @@ function keyMaskOf(raw, n) {
   return mask;
 }
 
+// One typed array per layer, each flat [heads·nQ·nK] (what a model's run gives, e.g. lm.run's
+// layers[l].attention): Float32Arrays are taken as they are, other typed arrays converted.
+function layerArraysOf(raw, n, headsGiven, nK) {
+  const per = n * nK;
+  const heads = headsGiven === undefined || headsGiven === null ? raw[0].length / per : positiveInt('heads', headsGiven, 1);
+  if (!Number.isInteger(heads) || heads < 1)
+    fail(`attention[0] has ${raw[0].length} numbers, not a multiple of nQ·nK = ${n}·${nK} = ${per}`);
+  const weights = raw.map((layer, l) => {
+    if (layer.length !== heads * per)
+      fail(`attention[${l}] has ${layer.length} numbers; heads·nQ·nK is ${heads}·${n}·${nK} = ${heads * per}`);
+    const values = layer instanceof Float32Array ? layer : Float32Array.from(layer);
+    for (let i = 0; i < values.length; i++)
+      if (!(values[i] >= 0 && values[i] <= 1 + 1e-4))
+        fail(`attention[${l}][${i}] is ${values[i]}: weights lie between 0 and 1`);
+    return values;
+  });
+  return { layers: raw.length, heads, weights };
+}
+
 function attentionOf(raw, n, headsGiven, nK = n) {
+  if (Array.isArray(raw) && raw.length > 0 && raw.every((x) => ArrayBuffer.isView(x) && !(x instanceof DataView)))
+    return layerArraysOf(raw, n, headsGiven, nK);
   let { shape, values } = tensor('attention', raw, 256 * 2 ** 20);
   if (shape.length === 1) {  // flat, row-major [heads·n·n]
     const heads = positiveInt('heads', headsGiven, 1);

@@ -82,33 +82,19 @@ function select(weights, heads, nQ, nK, keepQ, keepK, renormalize) {
 export function applyFilter(result, { hide = [], renormalize = false } = {}) {
   if (!result || !Array.isArray(result.weights) || result.hidden) return result;
   const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
-  const none = { count: 0, queries: [], keys: [], renormalized: false };
-  if (hide.length === 0) return { ...result, hidden: none };
-  const indices = new Set(), texts = new Set();
-  for (const item of hide) {
-    if (typeof item === 'number') {
-      if (item >= Math.max(nQ, nK))
-        throw new RangeError(`hide: token index ${item} is past the last token (${Math.max(nQ, nK) - 1})`);
-      indices.add(item);
-    } else texts.add(item.trim());
-  }
-  const keepQ = kept(queryTokens, indices, texts), keepK = kept(keyTokens, indices, texts);
-  if (keepQ.length === nQ && keepK.length === nK) return { ...result, hidden: none };
-  if (keepQ.length === 0 || keepK.length === 0)
-    throw new RangeError(`hide removes every ${keepQ.length === 0 ? 'query' : 'key'} token: at least one must stay`);
-  const self = nQ === nK && (queryTokens === keyTokens || queryTokens.every((t, i) => t === keyTokens[i]));
-  const gone = (list, n) => Array.from({ length: n }, (_, i) => i).filter((i) => !list.includes(i));
-  const hidden = {
-    queries: gone(keepQ, nQ), keys: gone(keepK, nK), renormalized: Boolean(renormalize),
-  };
-  hidden.count = self ? hidden.queries.length : hidden.queries.length + hidden.keys.length;
+  const plan = hidePlan(result, hide, renormalize);
+  if (!plan) return { ...result, hidden: NOTHING_HIDDEN };
+  const { keepQ, keepK, self, hidden } = plan;
   const { masks } = result;
-  // A causal mask j > i keeps its meaning when rows and columns lose the same positions.
+  // A causal mask keeps meaning "key after query" in the original positions: when rows and
+  // columns lose different positions (cross-attention), shown row r and column c are compared
+  // through the positions they came from (compute.js isMasked / maskMatrix read them).
   const sameOrder = self || keepQ.every((q, r) => keepK.every((k, c) => (k > q) === (c > r)));
   const filteredMasks = masks && {
     ...masks,
-    causal: Boolean(masks.causal) && sameOrder,
+    causal: Boolean(masks.causal),
     keyMask: masks.keyMask ? Uint8Array.from(keepK, (j) => masks.keyMask[j]) : null,
+    ...(masks.causal && !sameOrder ? causalPositions(masks, keepQ, keepK) : {}),
   };
   const qTokens = keepQ.map((i) => queryTokens[i]);
   const kTokens = self ? qTokens : keepK.map((j) => keyTokens[j]);
@@ -120,6 +106,55 @@ export function applyFilter(result, { hide = [], renormalize = false } = {}) {
     weights: result.weights.map((w) => select(w, result.heads, nQ, nK, keepQ, keepK, renormalize)),
     hidden, kept: { queries: keepQ, keys: keepK },
   };
+}
+
+// The original positions of the kept rows and columns, composed with positions an earlier
+// filter already recorded (so a causal mask always compares the data's own positions).
+function causalPositions(masks, keepQ, keepK) {
+  const from = (positions, keep) => Int32Array.from(keep, (i) => (positions ? positions[i] : i));
+  return { queryPositions: from(masks.queryPositions, keepQ), keyPositions: from(masks.keyPositions, keepK) };
+}
+
+export const NOTHING_HIDDEN = Object.freeze({ count: 0, queries: [], keys: [], renormalized: false });
+
+/**
+ * Which rows and columns `hide` keeps, for a result's shape (see shapeOf): { keepQ, keepK (kept
+ * original indices), self, hidden: { count, queries, keys, renormalized } }, or null when nothing
+ * is hidden. RangeError for an index past the last token or for hiding every query or key.
+ */
+export function hidePlan(shape, hide, renormalize = false) {
+  const { nQ, nK, queryTokens, keyTokens } = shapeOf(shape);
+  if (hide.length === 0) return null;
+  const indices = new Set(), texts = new Set();
+  for (const item of hide) {
+    if (typeof item === 'number') {
+      if (item >= Math.max(nQ, nK))
+        throw new RangeError(`hide: token index ${item} is past the last token (${Math.max(nQ, nK) - 1})`);
+      indices.add(item);
+    } else texts.add(item.trim());
+  }
+  const keepQ = kept(queryTokens, indices, texts), keepK = kept(keyTokens, indices, texts);
+  if (keepQ.length === nQ && keepK.length === nK) return null;
+  if (keepQ.length === 0 || keepK.length === 0)
+    throw new RangeError(`hide removes every ${keepQ.length === 0 ? 'query' : 'key'} token: at least one must stay`);
+  const self = nQ === nK && (queryTokens === keyTokens || queryTokens.every((t, i) => t === keyTokens[i]));
+  const gone = (list, n) => Array.from({ length: n }, (_, i) => i).filter((i) => !list.includes(i));
+  const hidden = {
+    queries: gone(keepQ, nQ), keys: gone(keepK, nK), renormalized: Boolean(renormalize),
+  };
+  hidden.count = self ? hidden.queries.length : hidden.queries.length + hidden.keys.length;
+  return { keepQ, keepK, self, hidden };
+}
+
+/** Rows `rows` and columns `cols` (all when null) of a row-major matrix `width` wide. */
+export function pickCells(values, width, rows, cols = null) {
+  const w = cols ? cols.length : width;
+  const out = new values.constructor(rows.length * w);
+  rows.forEach((i, r) => {
+    if (!cols) out.set(values.subarray(i * width, (i + 1) * width), r * w);
+    else for (let c = 0; c < w; c++) out[r * w + c] = values[i * width + cols[c]];
+  });
+  return out;
 }
 
 /** "2 tokens hidden; rows renormalised" (or "…; rows sum to less than 1"), or '' when none is. */

@@ -81,7 +81,8 @@ export class MatrixLayers {
 
   /** { masked: Uint8Array nQ×nK | null, layer: canvas | null } for compute.js's `masks`. */
   masks(masks, nQ, nK = nQ) {
-    const key = `${nQ}×${nK}|${masks.causal ? 'c' : ''}|${masks.keyMask ? masks.keyMask.join('') : ''}`;
+    const positions = masks.keyPositions ? `${masks.queryPositions.join(',')}/${masks.keyPositions.join(',')}` : '';
+    const key = `${nQ}×${nK}|${masks.causal ? 'c' : ''}|${masks.keyMask ? masks.keyMask.join('') : ''}|${positions}`;
     if (key !== this.#maskKey) {
       const masked = maskMatrix(masks, nQ, nK);
       this.#masks = { masked, layer: maskLayer(masked, nQ, nK, this.#maskPixels) };

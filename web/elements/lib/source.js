@@ -3,7 +3,8 @@
 //   2. `src`: "#id" of a <script type="application/json"> in the same document, or a same-site URL,
 //   3. a child <script type="application/json"> (not executed, so any CSP allows it),
 //   4. `model` + `text` attributes (the model add-on),
-//   5. attributes: tokens, q, k, v, x, w-q, w-k, w-v, w-o, d-k, heads, attention, key-mask.
+//   5. attributes: tokens, q, k, v, x, w-q, w-k, w-v, w-o, d-k, heads, attention, key-mask
+//      (and query-tokens, key-tokens, x-kv for cross-attention).
 import { DataError } from './data.js';
 
 /** Attributes that carry data (JSON lists, except tokens which may be plain words). */
@@ -11,6 +12,9 @@ export const DATA_ATTRIBUTES = {
   tokens: 'tokens', q: 'Q', k: 'K', v: 'V', x: 'X', 'w-q': 'W_Q', 'w-k': 'W_K', 'w-v': 'W_V',
   'w-o': 'W_O', 'd-k': 'dK', heads: 'heads', attention: 'attention', 'key-mask': 'keyMask',
 };
+// Cross-attention from attributes: query and key tokens (words or a JSON list), X for the keys.
+Object.assign(DATA_ATTRIBUTES, { 'query-tokens': 'queryTokens', 'key-tokens': 'keyTokens', 'x-kv': 'X_KV' });
+const WORDS = new Set(['tokens', 'query-tokens', 'key-tokens']);
 export const SOURCE_ATTRIBUTES = ['src', 'model', 'text', ...Object.keys(DATA_ATTRIBUTES)];
 
 function parseJSON(text, where) {
@@ -54,7 +58,7 @@ function fromAttributes(element) {
     const value = element.getAttribute(attr);
     if (value === null || element.constructor.ownAttributes?.includes(attr)) continue;  // e.g. <attn-lines heads="0 2">
     const trimmed = value.trim();
-    out[key] = attr === 'tokens' && !trimmed.startsWith('[') ? trimmed
+    out[key] = WORDS.has(attr) && !trimmed.startsWith('[') ? trimmed
       : attr === 'd-k' || attr === 'heads' ? Number(trimmed)
         : parseJSON(trimmed, `the ${attr} attribute`);
   }
@@ -70,6 +74,8 @@ export async function readSource(element, property, signal) {
   if (script) return jsonScript(script, 'the <script type="application/json"> inside the figure');
   if (element.hasAttribute('model'))
     return { model: element.getAttribute('model'), text: element.getAttribute('text') ?? '' };
-  if (element.hasAttribute('tokens')) return fromAttributes(element);
+  // Any data attribute (even without tokens: then parseData says what is missing).
+  if (Object.keys(DATA_ATTRIBUTES).some((a) => element.hasAttribute(a) && !element.constructor.ownAttributes?.includes(a)))
+    return fromAttributes(element);
   return null;
 }

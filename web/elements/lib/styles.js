@@ -53,6 +53,7 @@ button[aria-pressed="true"] { background: var(--attn-accent); color: var(--attn-
 }
 .tok { font-weight: 600; }
 .hidden-note { color: var(--attn-muted); font-size: 0.92em; }
+.error.attribute-error { padding: 4px 8px; margin-bottom: 6px; }
 .num { font-variant-numeric: tabular-nums; }
 @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
 `;
