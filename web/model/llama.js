@@ -44,8 +44,9 @@ export function isLanguageModelSource(source, options) {
 }
 
 /**
- * Loads a language model. `options.onProgress({ stage, loaded, total })` reports 'download'
- * bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are cached.
+ * Loads a language model. `options.onProgress({ stage, loaded, total, fraction })` reports
+ * 'download' bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are
+ * cached (per model module); `engine.build` (lens.build) picks the module.
  */
 export function loadLanguageModel(source, options, engine) {
   const { o, report } = loadOptions(options, ['onProgress', 'tokenizer', 'config']);
