@@ -38,6 +38,7 @@ const singleFile = {
     const resolved = path.resolve(path.dirname(importer), source);
     if (resolved === path.join(root, 'web/engine/load.js')) return path.join(here, 'load-single.js');
     if (resolved === path.join(root, 'web/model/index.js')) return NO_MODEL;
+    if (resolved === path.join(root, 'web/engine/threaded.js')) return path.join(here, 'threaded-single.js');
     if (resolved === path.join(root, 'web/elements/lib/bundle.js')) return path.join(here, 'bundle-single.js');
     return null;
   },

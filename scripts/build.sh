@@ -22,6 +22,13 @@ configure "$BUILD/wasm-relaxed" emcmake cmake -DATTNLENS_SIMD=ON -DATTNLENS_RELA
 configure "$BUILD/wasm-scalar" emcmake cmake -DATTNLENS_SIMD=OFF \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch"
 
+# The threaded engine builds (-pthread: a pool of Web Workers, for Node and cross-origin-isolated
+# pages), SIMD128 and relaxed SIMD; only the engine module is built in them (no model, no tests).
+configure "$BUILD/wasm-simd-threads" emcmake cmake -DATTNLENS_SIMD=ON -DATTNLENS_THREADS=ON \
+  -DATTNLENS_TESTS=OFF
+configure "$BUILD/wasm-relaxed-threads" emcmake cmake -DATTNLENS_SIMD=ON -DATTNLENS_RELAXED_SIMD=ON \
+  -DATTNLENS_THREADS=ON -DATTNLENS_TESTS=OFF
+
 # The libFuzzer harness: clang, ASan + UBSan on the whole core (tests/fuzz; run by scripts/test.sh).
 configure "$BUILD/fuzz" cmake -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTNLENS_FUZZ=ON -DATTNLENS_TESTS=OFF
@@ -29,6 +36,10 @@ configure "$BUILD/fuzz" cmake -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Re
 for dir in native wasm-simd wasm-relaxed wasm-scalar; do
   echo "[build] $dir" >&2
   cmake --build "$BUILD/$dir" -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
+done
+for dir in wasm-simd-threads wasm-relaxed-threads; do
+  echo "[build] $dir" >&2
+  cmake --build "$BUILD/$dir" --target attnlens_wasm -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
 done
 echo "[build] fuzz" >&2
 cmake --build "$BUILD/fuzz" --target attnlens_fuzz attnlens_fuzz_llama -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }

@@ -135,8 +135,12 @@ export declare class Lens {
   private constructor();
   /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
   readonly simd: boolean;
-  /** The build that runs (chosen by init()). */
+  /** The build that runs (chosen by init()): its SIMD flavour, threaded or not. */
   readonly build: EngineBuild;
+  /** Threads that compute a call, the calling one included: 1 in a single-thread build. */
+  readonly threads: number;
+  /** True when the threaded (-pthread, Web Worker pool) build of `build` runs. */
+  readonly threaded: boolean;
   /** The kernels' architecture: 'wasm_relaxed' (relaxed SIMD), 'wasm' (SIMD128) or 'scalar'. */
   readonly arch: string;
   attention(q: Float32Array, k: Float32Array, v: Float32Array | null | undefined,
@@ -174,8 +178,8 @@ export declare class Lens {
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;
   /**
-   * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module. 12 independent
-   * 4-lane chains (96 flops a step) of multiply-then-add and, in the relaxed build, fused
+   * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module. 8, 12, 16 and 24
+   * independent 4-lane chains (the best count wins) of multiply-then-add and, in the relaxed build, fused
    * multiply-add; warmed up, then `calls` calls: best, median and worst GFLOP/s.
    */
   ceilingProbe(options?: CeilingProbeOptions): Ceiling;
@@ -197,6 +201,14 @@ export interface InitOptions {
   build?: EngineBuild;
   /** false: the scalar build (= build 'scalar'); true: a SIMD build. */
   simd?: boolean;
+  /**
+   * Threads per call. true or omitted: the threaded (-pthread) build of the chosen SIMD flavour
+   * with one thread per core (at most 8) where the runtime can run it (Node; pages with
+   * `crossOriginIsolated`), else the single-thread build, without an error. false or 1: the
+   * single-thread build. A number 2–16: that many threads (the caller plus n − 1 workers).
+   * The scalar build is single-threaded. Results are bit-identical for every thread count.
+   */
+  threads?: boolean | number;
 }
 
 export interface CeilingProbeOptions {
@@ -209,6 +221,11 @@ export interface CeilingProbeOptions {
   warmupMs?: number;
   /** Milliseconds now (default performance.now); e.g. the process's CPU time on a shared machine. */
   clock?: () => number;
+  /**
+   * Chain counts to time (some of 8, 12, 16, 24; default all): each does the flops of
+   * `iterations` steps of 12 chains, and the best count wins.
+   */
+  chains?: Array<8 | 12 | 16 | 24>;
 }
 
 export interface CeilingStats {
@@ -220,13 +237,24 @@ export interface CeilingStats {
   ms: number;
 }
 
+export interface CeilingChainStats extends CeilingStats {
+  /** The chain count these figures come from (the best one). */
+  chains: number;
+  /** Flops of one call of that count. */
+  flops: number;
+  /** Best GFLOP/s of every chain count timed. */
+  byChains: Record<number, number>;
+}
+
 export interface Ceiling extends CeilingStats {
   /** The chains `gflops` comes from: the instruction this build's kernels use. */
   op: 'mul+add' | 'fma';
-  mulAdd: CeilingStats;
+  /** The best chain count of that instruction. */
+  chains: number;
+  mulAdd: CeilingChainStats;
   /** null where the build has no fused multiply-add (SIMD128, scalar). */
-  fma: CeilingStats | null;
-  /** Flops of one call. */
+  fma: CeilingChainStats | null;
+  /** Flops of one call (of the best chain count). */
   flops: number;
   iterations: number;
   calls: number;
@@ -248,3 +276,6 @@ export declare function simdSupported(): boolean;
 
 /** Whether this runtime validates WebAssembly relaxed SIMD (f32x4.relaxed_madd): the 'relaxed' build. */
 export declare function relaxedSimdSupported(): boolean;
+
+/** Whether this runtime can run the threaded builds: shared memory (Node, or a page with crossOriginIsolated). */
+export declare function threadsSupported(): boolean;

@@ -4,11 +4,14 @@
 //   const { weights, output } = lens.attention(q, k, v, { dK: 64 });
 import { Lens } from './engine/lens.js';
 import { ENGINE_BUILDS, instantiate, relaxedSimdSupported, simdSupported } from './engine/load.js';
+import { threadsOption, threadsSupported } from './engine/threads.js';
 
-export { Lens, relaxedSimdSupported, simdSupported };
+export { Lens, relaxedSimdSupported, simdSupported, threadsSupported };
 
 const instances = new Map();
-const KNOWN = ['build', 'simd'];
+const KNOWN = ['build', 'simd', 'threads'];
+// SIMD flavours that have a threaded build (the scalar one has none).
+const THREADED = ['relaxed', 'simd'];
 const BUILD_NAMES = ['relaxed', 'simd', 'scalar'];
 
 /** Whether this runtime can run `build` (and this loader has it). */
@@ -55,13 +58,30 @@ export function init(options = {}) {
   for (const key of Object.keys(options))
     if (!KNOWN.includes(key)) throw new TypeError(`init has an unknown option '${key}' (known: ${KNOWN.join(', ')})`);
   const build = chooseBuild(options);
+  const threads = threadsOption(options.threads);
   if (!runs(build))
     return Promise.reject(new Error(ENGINE_BUILDS.includes(build) ? UNSUPPORTED[build]
       : `this copy of attnlens has no '${build}' build (it has ${ENGINE_BUILDS.join(', ')})`));
+  // Threads: the -pthread build of the same SIMD flavour where the runtime has shared memory
+  // (Node, cross-origin-isolated pages); elsewhere, quietly, the single-thread build.
+  if (threads !== 1 && THREADED.includes(build) && threadsSupported()) return initThreaded(build, threads);
   if (!instances.has(build)) {
     const pending = instantiate(build).then((module) => new Lens(module, build !== 'scalar', build));
     pending.catch(() => instances.delete(build));  // a failed load may be retried
     instances.set(build, pending);
   }
   return instances.get(build);
+}
+
+// One instance per (build, thread count); `requested` 0 means the default count (threaded.js).
+function initThreaded(build, requested) {
+  const key = `${build}-threads:${requested}`;
+  if (!instances.has(key)) {
+    const pending = import('./engine/threaded.js').then((t) => t.startThreaded(build, requested, {
+      instantiate, Lens, withThreads: initThreaded, single: () => init({ build, threads: false }),
+    }));
+    pending.catch(() => instances.delete(key));
+    instances.set(key, pending);
+  }
+  return instances.get(key);
 }

@@ -10,6 +10,7 @@
 #include "dispatch.hpp"
 #include "kernels/blocked.hpp"
 #include "kernels/softmax.hpp"
+#include "parallel.hpp"
 #include "workspace.hpp"
 
 namespace attnlens {
@@ -108,9 +109,12 @@ void redo_row(const Call& c, std::size_t i, const float* q, const float* k, cons
 //                  write the weights out in row order, then P·V (skipped, with V's packing,
 //                  when no output is asked for: the weights-only path).
 // Under a causal mask, key blocks after the block's last query are never touched.
+// Work items are (head, query block) pairs, numbered h·blocks + b; a thread runs a contiguous
+// range of them (parallel.hpp) with its own scratch, packing a head's keys (and values) when its
+// range enters that head. Every item is computed the same way whichever thread runs it.
 template <class Arch>
-void attention_heads(const AttentionShape& s, const AttentionInputs& in, const Call& c,
-                     const AttentionOutputs& out) {
+void attention_items(const AttentionShape& s, const AttentionInputs& in, const Call& c,
+                     const AttentionOutputs& out, std::size_t item_begin, std::size_t item_end) {
   using B = kernels::blocking<Arch>;
   constexpr std::size_t Bq = B::Bq, Bk = B::Bk;
   using kernels::Accumulate;
@@ -145,18 +149,23 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
   float *m = stats, *l = stats + Bq, *alpha = stats + 2 * Bq, *m_new = stats + 3 * Bq;
   float* row = nullptr;  // for redo_row, allocated on first need
 
-  for (std::size_t h = 0; h < s.heads; ++h) {
+  const std::size_t blocks = (c.n_q + Bq - 1) / Bq;
+  std::size_t packed_head = s.heads;  // none yet
+  for (std::size_t item = item_begin; item < item_end; ++item) {
+    const std::size_t h = item / blocks, q0 = (item % blocks) * Bq;
     const float* q = in.q.data + h * c.n_q * c.d_k;
     const float* k = in.k.data + h * c.n_k * c.d_k;
     const float* v = with_output ? in.v.data + h * c.n_k * c.d_v : nullptr;
     float* o = with_output ? out.output.data + h * c.n_q * c.d_v : nullptr;
     float* weights = out.weights.empty() ? nullptr : out.weights.data + h * c.n_q * c.n_k;
     float* scores = out.scores.empty() ? nullptr : out.scores.data + h * c.n_q * c.n_k;
-    kernels::pack_keys<Arch, B::MK>(k, c.n_k, c.d_k, kp);
-    if (pack_v) kernels::pack_values(v, c.n_k, c.d_v, dvp, vp);
+    if (packed_head != h) {
+      kernels::pack_keys<Arch, B::MK>(k, c.n_k, c.d_k, kp);
+      if (pack_v) kernels::pack_values(v, c.n_k, c.d_v, dvp, vp);
+      packed_head = h;
+    }
     const float* vv = pack_v ? vp : v;
-
-    for (std::size_t q0 = 0; q0 < c.n_q; q0 += Bq) {
+    {
       const std::size_t rows = std::min(Bq, c.n_q - q0);
       const std::size_t lanes = round_up(rows, B::query_cols);  // columns of S̃ computed
       const std::size_t pv_rows = round_up(rows, B::MQ);
@@ -242,6 +251,26 @@ void attention_heads(const AttentionShape& s, const AttentionInputs& in, const C
   }
 }
 
+// Items per chunk handed to a thread: about four chunks per thread (slack for a thread that
+// starts late or is slowed by other processes), but no chunk under kMinChunkFlops, and calls
+// under kMinSplitFlops in all (~1.5 ms in one wasm thread here) run serially: waking a worker
+// costs tens of µs when its core is free, much more when other processes hold it (measured with
+// h = 8, n = 128, 34 MFLOP: 2 threads were slower than one on this shared 2-core machine).
+constexpr double kMinChunkFlops = 4e6, kMinSplitFlops = 48e6;
+
+std::size_t items_per_chunk(const AttentionShape& s, const Call& c, const AttentionOutputs& out,
+                            std::size_t bq, std::size_t items) {
+  const std::size_t threads = parallel::threads();
+  if (threads <= 1) return items;
+  // Q·Kᵀ over the keys a block sees (half of them, on average, under a causal mask), plus P·V.
+  const double keys = c.causal ? 0.5 * static_cast<double>(std::min(s.n_q, s.n_k)) : double(s.n_k);
+  const double per_item = 2.0 * double(bq) * keys * double(c.d_k + (out.output.empty() ? 0 : c.d_v));
+  if (per_item * double(items) < kMinSplitFlops) return items;
+  const std::size_t by_cost = static_cast<std::size_t>(kMinChunkFlops / std::max(per_item, 1.0)) + 1;
+  const std::size_t by_balance = (items + 4 * threads - 1) / (4 * threads);
+  return std::max(by_cost, by_balance);
+}
+
 }  // namespace
 
 void attention(const AttentionShape& shape, const AttentionInputs& in,
@@ -257,7 +286,15 @@ void attention(const AttentionShape& shape, const AttentionInputs& in,
     for (std::size_t j = 0; j < shape.n_k; ++j) bias[j] = c.key_mask[j] ? 0.0f : kernels::neg_inf;
     c.key_bias = bias;
   }
-  dispatch(kernel, [&](auto arch) { attention_heads<decltype(arch)>(shape, in, c, out); });
+  dispatch(kernel, [&](auto arch) {
+    using Arch = decltype(arch);
+    using B = kernels::blocking<Arch>;
+    const std::size_t blocks = (shape.n_q + B::Bq - 1) / B::Bq, items = shape.heads * blocks;
+    parallel::for_chunks(items, items_per_chunk(shape, c, out, B::Bq, items),
+                         [&](std::size_t begin, std::size_t end) {
+                           attention_items<Arch>(shape, in, c, out, begin, end);
+                         });
+  });
 }
 
 AttentionResult attention(const AttentionShape& shape, const AttentionInputs& in,

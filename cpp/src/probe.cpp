@@ -1,5 +1,7 @@
 #include "attnlens/probe.hpp"
 
+#include <stdexcept>
+
 #include "workspace.hpp"
 
 #if defined(__wasm_relaxed_simd__)
@@ -31,18 +33,18 @@ inline f32x4 fused(f32x4 x, f32x4 a, f32x4 b) {
 }
 #endif
 
-template <bool Fused>
+template <bool Fused, int Chains>
 float run_chains(std::uint32_t iterations) {
   // a < 1 and b small keep every chain bounded (x → b / (1 − a)), so no inf/denormal slowdowns.
   volatile float a_in = 0.999f, b_in = 1e-3f;
   const f32x4 a = {a_in, a_in, a_in, a_in}, b = {b_in, b_in, b_in, b_in};
-  f32x4 x[12];
-  for (int c = 0; c < 12; ++c) {
+  f32x4 x[Chains];
+  for (int c = 0; c < Chains; ++c) {
     const float s = 0.01f * static_cast<float>(c);
     x[c] = f32x4{s, s + 1, s + 2, s + 3};
   }
   for (std::uint32_t i = 0; i < iterations; ++i) {
-    for (int c = 0; c < 12; ++c) {
+    for (int c = 0; c < Chains; ++c) {
 #ifdef ATTNLENS_PROBE_FMA
       if constexpr (Fused) {
         x[c] = fused(x[c], a, b);
@@ -54,8 +56,19 @@ float run_chains(std::uint32_t iterations) {
     }
   }
   f32x4 sum = x[0];
-  for (int c = 1; c < 12; ++c) sum = sum + x[c];
+  for (int c = 1; c < Chains; ++c) sum = sum + x[c];
   return sum[0] + sum[1] + sum[2] + sum[3];
+}
+
+template <bool Fused>
+float run_chains(std::uint32_t iterations, int chains) {
+  switch (chains) {
+    case 8: return run_chains<Fused, 8>(iterations);
+    case 12: return run_chains<Fused, 12>(iterations);
+    case 16: return run_chains<Fused, 16>(iterations);
+    case 24: return run_chains<Fused, 24>(iterations);
+    default: throw std::invalid_argument("ceiling_probe: chains must be 8, 12, 16 or 24");
+  }
 }
 }  // namespace
 
@@ -67,8 +80,8 @@ bool probe_has_fma() {
 #endif
 }
 
-float ceiling_probe(std::uint32_t iterations, ProbeOp op) {
-  return op == ProbeOp::fma ? run_chains<true>(iterations) : run_chains<false>(iterations);
+float ceiling_probe(std::uint32_t iterations, ProbeOp op, int chains) {
+  return op == ProbeOp::fma ? run_chains<true>(iterations, chains) : run_chains<false>(iterations, chains);
 }
 
 std::size_t last_call_scratch_bytes() { return Workspace::local().call_bytes(); }

@@ -16,9 +16,10 @@ const CHROMIUM_FLAGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
-export async function withBenchPage(use, { log = () => {} } = {}) {
+// `headers`: e.g. COOP/COEP for the threads page (threads-page.html); `pagePath`: another page.
+export async function withBenchPage(use, { log = () => {}, headers = {}, pagePath = '/scripts/bench/page.html' } = {}) {
   // No CSP header: the peers' loaders are not all written for one.
-  const server = await serve({ root: ROOT, port: 0, index: '/scripts/bench/page.html', headers: {} });
+  const server = await serve({ root: ROOT, port: 0, index: pagePath, headers });
   const profile = await mkdtemp(path.join(os.tmpdir(), 'attnlens-bench-'));
   let context;
   try {
@@ -28,7 +29,7 @@ export async function withBenchPage(use, { log = () => {} } = {}) {
     const page = context.pages()[0] ?? (await context.newPage());
     page.on('console', (m) => log(m.text()));
     page.on('pageerror', (e) => log(`page error: ${e.message}`));
-    await page.goto(`${server.url}/scripts/bench/page.html`);
+    await page.goto(`${server.url}${pagePath}`);
     await page.waitForFunction(() => window.attnlensBenchReady === true, null, { timeout: 60_000 });
     return await use(page, context);
   } finally {

@@ -72,7 +72,8 @@ async function main() {
   const log = (s) => console.error(`[bench] ${s}`);
   log(`${env}; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
   const ceiling = core.measureCeiling(lens, { clock });
-  log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s`);
+  log(`ceiling ${ceiling.gflops.toFixed(1)} GFLOP/s (ours ${ceiling.ours.gflops.toFixed(1)}, independent ` +
+    `${(ceiling.ours.fma ? ceiling.independent.fma : ceiling.independent.mulAdd)?.gflops.toFixed(1)})`);
   const records = await core.runBenchmark({ ...options, peers, ceiling, lens, log, ...(clock && { clock }) });
   ceiling.end = core.measureCeiling(lens, { clock });
   log(`ceiling again after the run: ${ceiling.end.gflops.toFixed(1)} GFLOP/s (the table uses the first)`);
@@ -90,7 +91,17 @@ async function main() {
       log(`no native benchmark at ${NATIVE}: run scripts/build.sh first`);
     }
   }
+  // Threads (threads.mjs): a process of its own, since onnxruntime-web reads its thread count
+  // once per process. ATTNLENS_BENCH_NO_THREADS=1 skips it.
+  if (!process.env.ATTNLENS_BENCH_NO_THREADS) {
+    log('threads: ours threaded vs one thread vs onnxruntime-web with as many threads (a separate process)');
+    const threads = spawnSync(process.execPath, [...process.execArgv, THREADS_SCRIPT, ...process.argv.slice(2)
+      .filter((a, i, all) => a !== '--cpu-time' && !(a === '--peers' || all[i - 1] === '--peers'))], { stdio: 'inherit' });
+    if (threads.status !== 0) process.exitCode = threads.status ?? 1;
+  }
 }
+
+const THREADS_SCRIPT = fileURLToPath(new URL('./threads.mjs', import.meta.url));
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((e) => {

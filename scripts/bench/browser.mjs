@@ -7,8 +7,9 @@ import os from 'node:os';
 
 import { withBenchPage } from './bench-page.mjs';
 import * as core from './core.js';
-import { formatHeatmapFrames, heatmapFrames } from './heatmap-frame.mjs';
+import { formatHeatmapFrames, heatmapFrames, measureHeatmapFrames } from './heatmap-frame.mjs';
 import { buildModels } from './onnx-models.js';
+import { runThreadsInBrowser } from './threads-browser.mjs';
 
 export async function runInBrowser(options, { log = () => {} } = {}) {
   const models = {};
@@ -18,13 +19,17 @@ export async function runInBrowser(options, { log = () => {} } = {}) {
       models[`${h},${options.d}`] = Object.fromEntries(
         Object.entries(m).map(([k, bytes]) => [k, Buffer.from(bytes).toString('base64')]));
     }
-  return withBenchPage(async (page, context) => {
-    const result = await page.evaluate(([o, m]) => window.attnlensBench(o, m), [options, models]);
-    result.heatmapLong = await heatmapLong(page, options.heatmapLong);
-    result.heatmapFrames = await heatmapFrames(page, options.heatmapFrames);
-    result.browser = context.browser()?.version() ?? result.userAgent;
-    return result;
+  const result = await withBenchPage(async (page, context) => {
+    const r = await page.evaluate(([o, m]) => window.attnlensBench(o, m), [options, models]);
+    r.heatmapLong = await heatmapLong(page, options.heatmapLong);
+    // The heatmap frame twice: here, after everything above ran in this page (its heap holds the
+    // peers' modules and results), and below in a fresh page, which is what a reader's page is.
+    r.heatmapFramesAfter = await heatmapFrames(page, options.heatmapFrames);
+    r.browser = context.browser()?.version() ?? r.userAgent;
+    return r;
   }, { log });
+  result.heatmapFrames = await measureHeatmapFrames(options.heatmapFrames, { log });
+  return result;
 }
 
 // <attn-heatmap> interaction timing at long inputs (scripts/bench/heatmap-long.js).
@@ -47,7 +52,8 @@ async function main() {
   options.frame = { n: 512, h: 8, d: options.d, frames: 30 };
   const log = (s) => console.error(s.startsWith('[bench]') ? s : `[page] ${s}`);
   log(`[bench] headless Chromium; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
-  const { records, ceiling, frame, userAgent, browser, heatmapLong: long, heatmapFrames: frames } = await runInBrowser(options, { log });
+  const { records, ceiling, frame, userAgent, browser, heatmapLong: long, heatmapFrames: frames,
+    heatmapFramesAfter: framesAfter } = await runInBrowser(options, { log });
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const env = `headless Chromium ${browser} (${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? ''}), ${cpu}, ${os.cpus().length} cores, one thread`;
   console.log(core.formatReport(records, { ceiling, env }));
@@ -64,7 +70,11 @@ async function main() {
   console.log(JSON.stringify({ kind: 'frame', runtime: 'chromium', env, ...frame }));
   console.log(formatHeatmapLong(long));
   console.log(JSON.stringify({ kind: 'heatmap-long', runtime: 'chromium', env, ...long }));
-  console.log(formatHeatmapFrames({ ...frames, browser }));
+  console.log(formatHeatmapFrames({ ...frames, browser }, { where: 'fresh page, after the benchmarks above' }));
+  console.log(formatHeatmapFrames({ ...framesAfter, browser },
+    { where: 'the benchmarks\' page, after everything above ran in it', judge: false, json: 'after-benchmarks' }));
+  // Threads: a cross-origin-isolated page of its own (threads-browser.mjs); ATTNLENS_BENCH_NO_THREADS=1 skips it.
+  if (!process.env.ATTNLENS_BENCH_NO_THREADS) console.log(`\n${await runThreadsInBrowser(process.argv.slice(2), { log })}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -4,6 +4,7 @@
 // split into compute (the engine call, weights only) and render (colour mapping, drawing). Then
 // the parts of a render are timed alone on the same weights: cells (LUT fill + putImageData into
 // the reused pixel canvas) and drawImage onto the visible canvas.
+import { init } from '../../web/attnlens.js';
 import '../../web/elements/attn-heatmap.js';
 import { cellsLayer, drawMatrix, PixelMatrix } from '../../web/elements/lib/matrix-canvas.js';
 import { median } from './core.js';
@@ -26,7 +27,15 @@ const CHANGES = {
   mask: ['causal', 'none'],
 };
 
+// The page's state when the test starts: the JS heap (Chromium's performance.memory) and the
+// engine's wasm heap, which other work in the same page leaves behind.
+async function heapState() {
+  const mib = (b) => (b === undefined ? undefined : b / 2 ** 20);
+  return { jsHeapMiB: mib(performance.memory?.usedJSHeapSize), wasmHeapMiB: mib((await init()).memory().heapSize) };
+}
+
 export async function heatmapFrameTest({ n = 512, h = 8, d = 64, redraws = 20, warmup = 8 } = {}) {
+  const heap = await heapState();
   const host = document.body.appendChild(document.createElement('div'));
   host.style.width = '640px';
   const el = host.appendChild(document.createElement('attn-heatmap'));
@@ -88,7 +97,7 @@ export async function heatmapFrameTest({ n = 512, h = 8, d = 64, redraws = 20, w
   }
   host.remove();
   return {
-    n, h, d, redraws, budgetMs: 16, changes: results,
+    n, h, d, redraws, budgetMs: 16, changes: results, heap,
     parts: { cellsMs: median(cells), drawImageMs: median(draw) },
     userAgent: navigator.userAgent,
   };

@@ -18,20 +18,27 @@ export function heatmapFrames(page, options = {}) {
   return page.evaluate((o) => window.attnlensHeatmapFrames(o), options);
 }
 
-/** The report: one line per change (median, best, split), then one JSON line per change. */
-export function formatHeatmapFrames(r) {
-  const lines = [`Heatmap frame: <attn-heatmap> n=${r.n}, h=${r.h}, d=${r.d} from Q, K, V; ` +
+/**
+ * The report: one line per change (median, best, split), then one JSON line per change. `where`
+ * says which page it ran in; `judge: false` prints no MET/NOT MET (a diagnostic run); `json`
+ * tags the JSON lines' `page`.
+ */
+export function formatHeatmapFrames(r, { where = 'fresh page', judge = true, json = 'fresh' } = {}) {
+  const lines = [`Heatmap frame (${where}): <attn-heatmap> n=${r.n}, h=${r.h}, d=${r.d} from Q, K, V; ` +
     `change → updateComplete, ${r.redraws} redraws each (headless Chromium ${r.browser})`];
+  const verdict = (s) => (!judge ? '       ' : s.medianMs <= r.budgetMs ? 'MET    ' : 'NOT MET');
   for (const [change, s] of Object.entries(r.changes))
-    lines.push(`${s.medianMs <= r.budgetMs ? 'MET    ' : 'NOT MET'}  ${change.padEnd(11)} median ${s.medianMs.toFixed(1)} ms, ` +
+    lines.push(`${verdict(s)}  ${change.padEnd(11)} median ${s.medianMs.toFixed(1)} ms, ` +
       `best ${s.bestMs.toFixed(1)} ms, worst ${s.worstMs.toFixed(1)} ms ` +
       `(compute ${s.computeMs.toFixed(1)} ms + render ${s.renderMs.toFixed(1)} ms) vs a ${r.budgetMs} ms frame`);
   lines.push(`         render parts alone: cells (LUT + putImageData) ${r.parts.cellsMs.toFixed(2)} ms, ` +
     `drawImage ${r.parts.drawImageMs.toFixed(2)} ms`);
+  const mib = (x) => (x === undefined ? '?' : `${x.toFixed(0)} MiB`);
+  if (r.heap) lines.push(`         page state at the start: JS heap ${mib(r.heap.jsHeapMiB)}, engine wasm heap ${mib(r.heap.wasmHeapMiB)}`);
   lines.push('');
   for (const [change, s] of Object.entries(r.changes))
-    lines.push(JSON.stringify({ kind: 'heatmap-frame', runtime: 'chromium', browser: r.browser, n: r.n, h: r.h, d: r.d,
-      change, redraws: r.redraws, budgetMs: r.budgetMs, ...s, ...r.parts }));
+    lines.push(JSON.stringify({ kind: 'heatmap-frame', page: json, runtime: 'chromium', browser: r.browser, n: r.n, h: r.h, d: r.d,
+      change, redraws: r.redraws, budgetMs: r.budgetMs, ...s, ...r.parts, ...r.heap }));
   return lines.join('\n');
 }
 

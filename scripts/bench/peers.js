@@ -54,18 +54,20 @@ const BUILD_LABELS = { relaxed: 'relaxed SIMD', simd: 'SIMD128', scalar: 'scalar
  * `init` is attnlens's init (imported by the caller, whose path to it differs).
  */
 export async function ourPeers(init, wanted) {
-  const lens = await init();
+  // One thread: init()'s default in Node and isolated pages is the threaded build (threads.js
+  // has the threaded rows).
+  const lens = await init({ threads: false });
   const label = (l, what) => `attnlens ${BUILD_LABELS[l.build]}, ${what}`;
   const peers = [
     attnlensPeer(lens, { id: 'attnlens', label: label(lens, 'output only'), weights: false }),
     attnlensPeer(lens, { id: 'attnlens-weights', label: label(lens, 'with weights'), weights: true }),
   ];
   if (lens.build === 'relaxed') {
-    const simd = await init({ build: 'simd' });
+    const simd = await init({ build: 'simd', threads: false });
     peers.push(attnlensPeer(simd, { id: 'attnlens-simd', label: label(simd, 'output only'), weights: false }));
   }
   if (wanted.includes('scalar')) {
-    const scalar = await init({ build: 'scalar' });
+    const scalar = await init({ build: 'scalar', threads: false });
     peers.push(attnlensPeer(scalar, { id: 'attnlens-scalar', label: label(scalar, 'output only'), weights: false }));
   }
   return { lens, peers };
@@ -73,17 +75,18 @@ export async function ourPeers(init, wanted) {
 
 /**
  * onnxruntime-web, WASM execution provider, one thread. `models(h, d)` returns the three graphs'
- * bytes ({ plain, mha, attention23 }, see onnx-models.js).
+ * bytes ({ plain, mha, attention23 }, see onnx-models.js). `threads` > 1 (the threads section,
+ * threads.js): its threaded wasm with that many threads; ORT reads the count once per process.
  */
-export function ortPeers(ort, models) {
-  ort.env.wasm.numThreads = 1;
+export function ortPeers(ort, models, { threads = 1 } = {}) {
+  ort.env.wasm.numThreads = threads;
   ort.env.logLevel = 'error';
   const options = {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1,
+    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: threads,
     interOpNumThreads: 1, executionMode: 'sequential',
   };
   const variant = (key, label, feeds, toHND) => ({
-    id: `ort-${key}`, label,
+    id: `ort-${key}`, label: threads > 1 ? `${label}, ${threads} threads` : label,
     async prepare(h, n, d, inputs) {
       const session = await ort.InferenceSession.create(models(h, d)[key], options);
       const f = feeds(ort, h, n, d, inputs);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <stdexcept>
 
 #include "attnlens/probe.hpp"
 
@@ -20,6 +21,19 @@ TEST_CASE("ceiling probe: mul+add and fused chains compute x <- 0.999 x + 0.001"
     CHECK(std::fabs(attnlens::ceiling_probe(30000, op) - 48.0) < 1e-2);
   }
   CHECK(attnlens::ceiling_probe_flops(10) == 960.0);
+  // Every chain count runs that many chains (each converges to 4 lanes × 1).
+  for (int chains : {8, 12, 16, 24}) {
+    CAPTURE(chains);
+    double first = 0;
+    for (int c = 0; c < chains; ++c)
+      for (int lane = 0; lane < 4; ++lane) first += 0.999 * (0.01 * c + lane) + 1e-3;
+    for (ProbeOp op : {ProbeOp::mul_add, ProbeOp::fma}) {
+      CHECK(std::fabs(attnlens::ceiling_probe(1, op, chains) - first) < 1e-3);
+      CHECK(std::fabs(attnlens::ceiling_probe(30000, op, chains) - 4.0 * chains) < 1e-2);
+    }
+    CHECK(attnlens::ceiling_probe_flops(10, chains) == 80.0 * chains);
+  }
+  CHECK_THROWS_AS(attnlens::ceiling_probe(1, ProbeOp::mul_add, 10), std::invalid_argument);
 #if defined(__wasm_relaxed_simd__)
   CHECK(attnlens::probe_has_fma());
 #elif defined(__wasm__)

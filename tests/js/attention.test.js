@@ -7,13 +7,18 @@ import * as ref from './reference.js';
 // Every build this runtime runs. Node 20 runs the relaxed one only with
 // --experimental-wasm-relaxed-simd: scripts/test.sh runs this file again that way with
 // ATTNLENS_TEST_BUILDS=relaxed, and then a missing relaxed build is a failure, not a skip.
+// A name ending in '-threads' is the threaded build of that flavour on 2 threads, the others run
+// single-threaded (init's default in Node is the threaded build).
 const ARCH = { relaxed: 'wasm_relaxed', simd: 'wasm', scalar: 'scalar' };
 const asked = process.env.ATTNLENS_TEST_BUILDS?.split(',');
-if (asked?.includes('relaxed') && !relaxedSimdSupported())
+if (asked?.some((b) => b.startsWith('relaxed')) && !relaxedSimdSupported())
   throw new Error('ATTNLENS_TEST_BUILDS names relaxed, but this runtime has no relaxed SIMD');
-const names = asked ?? ['relaxed', 'simd', 'scalar'].filter((b) => b !== 'relaxed' || relaxedSimdSupported());
+const names = asked ?? ['relaxed', 'simd', 'scalar', 'simd-threads'].filter((b) => !b.startsWith('relaxed') || relaxedSimdSupported());
 const builds = [];
-for (const build of names) builds.push([build, await init({ build })]);
+for (const name of names) {
+  const build = name.replace(/-threads$/, '');
+  builds.push([build, await init({ build, threads: name.endsWith('-threads') ? 2 : false })]);
+}
 
 const shapes = [
   { heads: 1, nQ: 1, nK: 1, dK: 1, dV: 1 },
@@ -37,7 +42,7 @@ function maskFor(nK, seed) {
 }
 
 for (const [name, lens] of builds) {
-  describe(`lens.attention (${name} build)`, () => {
+  describe(`lens.attention (${name} build${lens.threaded ? `, ${lens.threads} threads` : ""})`, () => {
     it('reports which build runs', () => {
       assert.equal(lens.build, name);
       assert.equal(lens.simd, name !== 'scalar');
@@ -107,7 +112,7 @@ for (const [name, lens] of builds) {
     });
   });
 
-  describe(`lens.multiHead (${name} build)`, () => {
+  describe(`lens.multiHead (${name} build${lens.threaded ? `, ${lens.threads} threads` : ""})`, () => {
     const cases = [
       { nQ: 6, dModel: 8, heads: 2, bias: true, wO: true },
       { nQ: 11, dModel: 12, heads: 3, bias: true, wO: true, causal: true },
@@ -147,7 +152,7 @@ describe('init', () => {
   });
   it('rejects bad options with TypeError', () => {
     assert.throws(() => init({ simd: 'yes' }), { name: 'TypeError', message: /simd/ });
-    assert.throws(() => init({ threads: 2 }), { name: 'TypeError', message: /unknown option 'threads'/ });
+    assert.throws(() => init({ thread: 2 }), { name: 'TypeError', message: /unknown option 'thread'/ });
     assert.throws(() => init({ build: 3 }), { name: 'TypeError', message: /options\.build/ });
   });
   it('picks the fastest build the runtime runs, and forces one with { build }', async () => {
@@ -170,6 +175,17 @@ describe('init', () => {
       assert.equal(c.fma !== null, name === 'relaxed', name);
       assert.equal(c.op, name === 'relaxed' ? 'fma' : 'mul+add');
       assert.equal(c.gflops, (c.fma ?? c.mulAdd).gflops);
+      // Every chain count timed, the best one reported.
+      for (const s of [c.mulAdd, ...(c.fma ? [c.fma] : [])]) {
+        assert.deepEqual(Object.keys(s.byChains).map(Number), [8, 12, 16, 24]);
+        assert.equal(s.gflops, Math.max(...Object.values(s.byChains)));
+        assert.equal(s.byChains[s.chains], s.gflops);
+      }
+      const two = lens.ceilingProbe({ iterations: 2e4, calls: 1, warmupCalls: 0, warmupMs: 0, chains: [24, 8] });
+      assert.deepEqual(Object.keys(two.mulAdd.byChains).map(Number).sort((a, b) => a - b), [8, 24]);
+      assert.equal(two.flops, 96 * 2e4);  // 24 chains × 1e4 steps or 8 chains × 3e4: the same work
+      assert.throws(() => lens.ceilingProbe({ chains: [10] }), { name: 'RangeError', message: /options\.chains/ });
+      assert.throws(() => lens.ceilingProbe({ chains: 12 }), { name: 'TypeError', message: /options\.chains/ });
       const once = lens.ceilingProbe(1e4);
       assert.equal(once.flops, 96e4);
       assert.ok(once.gflops > 0 && once.ms > 0);

@@ -1,5 +1,5 @@
 // The engine entry, `attnlens`.
-import { init, Lens, relaxedSimdSupported, simdSupported } from 'attnlens';
+import { init, Lens, relaxedSimdSupported, simdSupported, threadsSupported } from 'attnlens';
 import type {
   AttentionInto, AttentionOptions, AttentionResult, AttentionWeightsResult, Ceiling, EngineBuild, MemoryUse, MultiHeadResult,
 } from 'attnlens';
@@ -12,10 +12,18 @@ const simd: boolean = lens.simd;
 const build: EngineBuild = lens.build;
 const relaxed: boolean = relaxedSimdSupported();
 const forced: Promise<Lens> = init({ build: 'simd' });
+const threadedLens: Promise<Lens> = init({ threads: 2 });
+const singleLens: Promise<Lens> = init({ build: 'relaxed', threads: false });
+const threadCount: number = lens.threads;
+const threaded: boolean = lens.threaded;
+const canThread: boolean = threadsSupported();
 const ceiling: Ceiling = lens.ceilingProbe({ iterations: 1e5, calls: 5, warmupMs: 50 });
 const fmaBest: number | undefined = ceiling.fma?.gflops;
 const mulAdd: number = ceiling.mulAdd.median;
 const sample: number = lens.ceilingProbe(1e5).gflops;
+const twoCounts = lens.ceilingProbe({ chains: [8, 24] });
+const bestChains: number = twoCounts.chains;
+const at24: number = twoCounts.mulAdd.byChains[24];
 
 const q = new Float32Array(8), k = new Float32Array(12), v = new Float32Array(15);
 const options: AttentionOptions = { dK: 4, dV: 5, heads: 1, causal: true, scale: 0.5, keyMask: new Uint8Array(3) };
@@ -75,16 +83,23 @@ lens.attention(q, k, v, { dK: 4, casual: true });
 lens.attention(q, k, v, { dK: 4, keyMask: [1, 1, 0] });
 // @ts-expect-error multiHead needs wQ, wK and wV
 lens.multiHead(x, { dModel: 4, wK: w, wV: w });
-// @ts-expect-error init knows only { build, simd }
-init({ threads: 4 });
+// @ts-expect-error init knows only { build, simd, threads }
+init({ workers: 4 });
+// @ts-expect-error threads is a boolean or a number
+init({ threads: 'auto' });
+// @ts-expect-error read-only
+lens.threads = 4;
 // @ts-expect-error builds are named
 init({ build: 'avx' });
 // @ts-expect-error a single sample has no fma field
 lens.ceilingProbe(1e5).fma;
+// @ts-expect-error the probe has 8, 12, 16 or 24 chains
+lens.ceilingProbe({ chains: [10] });
 // @ts-expect-error results are read, not written
 lens.simd = false;
 // @ts-expect-error the engine is created by init(), not new
 new Lens();
 
+export { threadedLens, singleLens, threadCount, threaded, canThread };
 export { build, relaxed, forced, ceiling, fmaBest, mulAdd, sample };
 export { scalar, supported, arch, simd, weights, output, scores, mh, bytes, mean, max, rolled, intoWeights, both, scoresInto, mhWeights, mhInto };

@@ -2,10 +2,14 @@
 // calls in baseline code and swaps in optimised code only later, and on a shared machine a slow
 // call says only that something else ran: so warm up (≥ warmupCalls calls and ≥ warmupMs), then
 // time `calls` calls and report the best (the machine's ceiling) with the median and the worst.
+// How many independent chains keep a core's vector pipes busy depends on its latencies and pipes
+// (and on the registers V8 gives), so every chain count in `chains` is timed and the best wins.
 import * as check from './validate.js';
 
-const FLOPS_PER_STEP = 96;  // 12 chains × 4 lanes × (multiply + add)
-const OPTIONS = ['iterations', 'calls', 'warmupMs', 'warmupCalls', 'clock'];
+const OPTIONS = ['iterations', 'calls', 'warmupMs', 'warmupCalls', 'clock', 'chains'];
+/** The chain counts the module's probe has (cpp/src/probe.cpp) and the default set timed. */
+export const CHAIN_COUNTS = [8, 12, 16, 24];
+const NOMINAL_CHAINS = 12;  // `iterations` counts steps of 12 chains (96 flops): the earlier form
 
 function nonNegative(name, value, fallback) {
   if (value === undefined) return fallback;
@@ -15,11 +19,21 @@ function nonNegative(name, value, fallback) {
   return value;
 }
 
+function chainCounts(value) {
+  if (value === undefined) return CHAIN_COUNTS;
+  if (!Array.isArray(value)) throw new TypeError(`options.chains must be an array of chain counts (got ${check.describe(value)})`);
+  if (value.length === 0 || value.some((c) => !CHAIN_COUNTS.includes(c)))
+    throw new RangeError(`options.chains must list some of ${CHAIN_COUNTS.join(', ')} (got [${value.join(', ')}])`);
+  return [...new Set(value)];
+}
+
 const wallClock = () => performance.now();
 
-function sample(module, iterations, fused, clock = wallClock) {
+function sample(module, steps, fused, chains, clock = wallClock) {
   const start = clock();
-  module.ceilingProbe(iterations, fused);
+  // Modules built before the chain counts existed have only the 12-chain probe.
+  if (module.ceilingProbeChains) module.ceilingProbeChains(steps, fused, chains);
+  else module.ceilingProbe(steps, fused);
   return clock() - start;
 }
 
@@ -39,14 +53,16 @@ function iterationsOf(value) {
 /** One call of the mul+add chains: the single-sample form, lens.ceilingProbe(iterations). */
 export function probeOnce(module, iterations) {
   const n = iterationsOf(iterations);
-  const ms = sample(module, n, false);
-  const flops = FLOPS_PER_STEP * n;
+  const ms = sample(module, n, false, NOMINAL_CHAINS);
+  const flops = 8 * NOMINAL_CHAINS * n;
   return { flops, ms, gflops: flops / ms / 1e6, op: 'mul+add' };
 }
 
 /**
  * The steady state, lens.ceilingProbe(options): mul+add, and fused multiply-add where the build
- * has it (relaxed SIMD), interleaved call by call so that load from other processes hits both.
+ * has it (relaxed SIMD), each with every chain count, interleaved call by call so that load from
+ * other processes hits all alike. Every chain count does the flops of `iterations` steps of 12
+ * chains. Per instruction the best chain count (by its best call) is reported, with `byChains`;
  * `gflops` is the best result of the instruction the build's kernels use.
  */
 export function steadyCeiling(module, opts) {
@@ -58,20 +74,34 @@ export function steadyCeiling(module, opts) {
   // A clock in milliseconds; e.g. the process's CPU time, which a shared machine disturbs less.
   const clock = o.clock ?? wallClock;
   if (typeof clock !== 'function') throw new TypeError(`options.clock must be a function (got ${check.describe(clock)})`);
+  const counts = module.ceilingProbeChains ? chainCounts(o.chains) : [NOMINAL_CHAINS];
   const hasFma = module.probeHasFma();
-  const ops = hasFma ? [false, true] : [false];
+  const runs = [];
+  for (const fused of hasFma ? [false, true] : [false])
+    for (const chains of counts) {
+      const steps = Math.max(1, Math.round((iterations * NOMINAL_CHAINS) / chains));
+      runs.push({ fused, chains, steps, flops: 8 * chains * steps, ms: [] });
+    }
   const t0 = performance.now();
   let warm = 0;
   for (; warm < warmupCalls || performance.now() - t0 < warmupMs; warm++)
-    for (const fused of ops) sample(module, iterations, fused, clock);
-  const times = ops.map(() => []);
-  for (let i = 0; i < calls; i++) ops.forEach((fused, j) => times[j].push(sample(module, iterations, fused, clock)));
-  const flops = FLOPS_PER_STEP * iterations;
-  const mulAdd = summary(times[0], flops);
-  const fma = hasFma ? summary(times[1], flops) : null;
+    for (const r of runs) sample(module, r.steps, r.fused, r.chains, clock);
+  for (let i = 0; i < calls; i++) for (const r of runs) r.ms.push(sample(module, r.steps, r.fused, r.chains, clock));
+  const best = (fused) => {
+    let top = null;
+    const byChains = {};
+    for (const r of runs.filter((x) => x.fused === fused)) {
+      const s = { ...summary(r.ms, r.flops), chains: r.chains, flops: r.flops };
+      byChains[r.chains] = s.gflops;
+      if (!top || s.gflops > top.gflops) top = s;
+    }
+    return { ...top, byChains };
+  };
+  const mulAdd = best(false);
+  const fma = hasFma ? best(true) : null;
   const main = fma ?? mulAdd;
   return {
-    gflops: main.gflops, median: main.median, min: main.min, ms: main.ms, flops,
-    op: fma ? 'fma' : 'mul+add', mulAdd, fma, iterations, calls, warmupCalls: warm,
+    gflops: main.gflops, median: main.median, min: main.min, ms: main.ms, flops: main.flops,
+    op: fma ? 'fma' : 'mul+add', chains: main.chains, mulAdd, fma, iterations, calls, warmupCalls: warm,
   };
 }

@@ -19,8 +19,12 @@ export class Lens {
   #module;
   #lastCallBytes = 0;
 
-  constructor(module, simd, build = simd ? 'simd' : 'scalar') {
+  constructor(module, simd, build = simd ? 'simd' : 'scalar', threads = 1) {
     this.#module = module;
+    /** Threads that compute a call (the calling thread included); 1 in a single-thread build. */
+    this.threads = threads;
+    /** True when the threaded (-pthread, Web Worker) build of `build` runs. */
+    this.threaded = threads > 1;
     /** True when a SIMD build (SIMD128 or relaxed SIMD) is running. */
     this.simd = simd;
     /** The build that runs: 'relaxed', 'simd' or 'scalar'. */
@@ -76,8 +80,8 @@ export class Lens {
       `attention with heads·nQ·nK = ${heads}·${nQ}·${nK}`,
       // Scratch the engine keeps (cpp/src/workspace.hpp): K packed per head, V padded to whole
       // tiles, and blocks of ≤ 64 queries: of whole score rows when weights or scores are
-      // returned, of ≤ 96 keys otherwise.
-      (nK * (dK + dV + 16) + (wantWeights || returnScores ? 64 * nK : 0) + 64 * (dK + dV + 128)) * F32,
+      // returned, of ≤ 96 keys otherwise. Each thread of a threaded build has its own.
+      (nK * (dK + dV + 16) + (wantWeights || returnScores ? 64 * nK : 0) + 64 * (dK + dV + 128)) * F32 * this.threads,
     );
     try {
       this.#copyIn(buffers, 'q', q);
@@ -257,8 +261,9 @@ export class Lens {
 
   /**
    * Benchmarking aid: the machine's steady-state f32x4 ceiling in this module (web/engine/
-   * ceiling.js): 12 independent 4-lane chains, multiply then add, and fused multiply-add where
-   * the build has it, warmed up, then `calls` calls; best, median and worst GFLOP/s. A number
+   * ceiling.js): 8, 12, 16 and 24 independent 4-lane chains (the best count wins), multiply then
+   * add, and fused multiply-add where the build has it, warmed up, then `calls` calls; best,
+   * median and worst GFLOP/s. A number
    * instead of options times one call of the multiply-add chains (the earlier form).
    */
   ceilingProbe(options) {

@@ -24,6 +24,16 @@ const builds = {
     factory: () => import('../dist/attnlens-scalar.mjs'),
     wasm: () => new URL('../dist/attnlens-scalar.wasm', import.meta.url),
   },
+  // The threaded builds (-pthread): the same kernels, work split across a pool of workers
+  // (web/engine/threads.js). Each .mjs starts its workers from the .worker.js beside it.
+  'relaxed-threads': {
+    factory: () => import('../dist/attnlens-relaxed-threads.mjs'),
+    wasm: () => new URL('../dist/attnlens-relaxed-threads.wasm', import.meta.url),
+  },
+  'simd-threads': {
+    factory: () => import('../dist/attnlens-simd-threads.mjs'),
+    wasm: () => new URL('../dist/attnlens-simd-threads.wasm', import.meta.url),
+  },
   // The opt-in model add-on (engine + USE-lite, SIMD only), imported only by lens.loadModel().
   model: {
     factory: () => import('../dist/attnlens-model.mjs'),
@@ -47,13 +57,17 @@ async function readFileNode(url) {
   return fs.readFileSync(url);
 }
 
-/** Instantiates one build ('relaxed', 'simd', 'scalar', 'model' or 'model-relaxed') and returns the Emscripten module. */
-export async function instantiate(variant) {
+/**
+ * Instantiates one build ('relaxed', 'simd', 'scalar', 'relaxed-threads', 'simd-threads', 'model'
+ * or 'model-relaxed') and returns the Emscripten module; `extra` adds module arguments.
+ */
+export async function instantiate(variant, extra = {}) {
   const build = builds[variant];
   const { default: createModule } = await build.factory();
   const moduleArgs = {
     print: () => {},
     printErr: (text) => console.warn(`attnlens: ${text}`),
+    ...extra,
   };
   if (isNode) moduleArgs.wasmBinary = await readFileNode(build.wasm());
   return createModule(moduleArgs);

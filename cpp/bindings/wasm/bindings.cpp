@@ -13,6 +13,9 @@
 #include "attnlens/kernel.hpp"
 #include "attnlens/multi_head.hpp"
 #include "attnlens/probe.hpp"
+#ifdef ATTNLENS_THREADS_MODULE
+#include "attnlens/threads.hpp"
+#endif
 
 namespace {
 
@@ -92,6 +95,10 @@ std::size_t heap_in_use() { return mallinfo().uordblks; }
 float ceiling_probe(std::uint32_t iterations, bool fused) {
   return attnlens::ceiling_probe(iterations, fused ? attnlens::ProbeOp::fma : attnlens::ProbeOp::mul_add);
 }
+// The same with a chain count (8, 12, 16 or 24; web/engine/ceiling.js checks it first).
+float ceiling_probe_chains(std::uint32_t iterations, bool fused, int chains) {
+  return attnlens::ceiling_probe(iterations, fused ? attnlens::ProbeOp::fma : attnlens::ProbeOp::mul_add, chains);
+}
 bool probe_has_fma() { return attnlens::probe_has_fma(); }
 std::size_t last_call_scratch() { return attnlens::last_call_scratch_bytes(); }
 
@@ -156,6 +163,7 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("simdArch", &simd_arch);
   function("heapInUse", &heap_in_use);
   function("ceilingProbe", &ceiling_probe);
+  function("ceilingProbeChains", &ceiling_probe_chains);
   function("probeHasFma", &probe_has_fma);
   function("lastCallScratch", &last_call_scratch);
   function("firstNonFinite", &first_non_finite);
@@ -197,6 +205,17 @@ EMSCRIPTEN_BINDINGS(attnlens_aggregate) {
   emscripten::function("rolloutLayer", &rollout_layer);
   emscripten::function("rolloutMaxFlops", &rollout_max_flops);
 }
+
+// Threads, in the -pthread build only: the JS layer sets the count once, after the module's worker
+// pool has loaded (web/engine/threaded.js).
+#ifdef ATTNLENS_THREADS_MODULE
+EMSCRIPTEN_BINDINGS(attnlens_threads) {
+  emscripten::function("setThreads", &attnlens::set_threads);
+  emscripten::function("threads", &attnlens::threads);
+  emscripten::function("maxThreads", &attnlens::max_threads);
+  emscripten::function("lastCallChunks", +[]() { return static_cast<double>(attnlens::last_call_chunks()); });
+}
+#endif  // ATTNLENS_THREADS_MODULE
 
 #ifdef ATTNLENS_WITH_MODEL
 // ---- USE-lite, for the opt-in module web/dist/attnlens-model.* (web/model/index.js) ----------

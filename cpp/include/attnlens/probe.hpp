@@ -19,13 +19,18 @@ enum class ProbeOp {
 // wasm build; natively an FMA-capable -march).
 bool probe_has_fma();
 
-// Runs `iterations` steps of 12 independent 4-lane chains x ← x·a + b, i.e. 12·4·2 = 96 flops
-// per step, and returns a checksum that depends on every chain so that nothing is optimised
-// away. ProbeOp::fma without probe_has_fma() runs the mul_add chains.
-float ceiling_probe(std::uint32_t iterations, ProbeOp op = ProbeOp::mul_add);
+// Runs `iterations` steps of `chains` (8, 12, 16 or 24; else std::invalid_argument) independent
+// 4-lane chains x ← x·a + b, i.e. chains·4·2 flops per step, and returns a checksum that depends
+// on every chain so that nothing is optimised away. How many chains a core needs to be
+// throughput-bound depends on its latencies and pipes (and on the compiler's registers), so a
+// ceiling takes the best over several counts. ProbeOp::fma without probe_has_fma() runs the
+// mul_add chains.
+float ceiling_probe(std::uint32_t iterations, ProbeOp op = ProbeOp::mul_add, int chains = 12);
 
-// Flops done by ceiling_probe(iterations, op) for either op.
-inline double ceiling_probe_flops(std::uint32_t iterations) { return 96.0 * iterations; }
+// Flops done by ceiling_probe(iterations, op, chains) for either op.
+inline double ceiling_probe_flops(std::uint32_t iterations, int chains = 12) {
+  return 8.0 * chains * iterations;
+}
 
 // Bytes of engine scratch the last attention() or multi_head_attention() call on this thread
 // asked for (its working memory beyond the caller's arguments and results). The scratch itself

@@ -1,0 +1,42 @@
+// A small pool of worker threads for splitting one call's independent work items (heads × query
+// blocks of attention). Items are handed out in contiguous chunks; each item is computed the same
+// way whichever thread runs it, so results are bit-identical to a serial run. Built without
+// ATTNLENS_HAVE_THREADS (a wasm build without -pthread) everything runs on the calling thread.
+#pragma once
+#include <cstddef>
+#include <type_traits>
+
+#include "attnlens/threads.hpp"
+
+namespace attnlens::parallel {
+
+// The pool's size: set by attnlens::set_threads (threads.hpp).
+unsigned threads();
+
+// Calls body(begin, end) over [0, items) in chunks of `chunk` items (the last may be shorter);
+// several chunks may run at once on different threads, each thread's chunks in increasing order.
+// Serial when threads() == 1, items ≤ chunk, or called from inside a running for_chunks.
+// `body` must not throw.
+template <class Body>
+void for_chunks(std::size_t items, std::size_t chunk, Body&& body);
+
+namespace detail {
+using ChunkFn = void (*)(void* body, std::size_t begin, std::size_t end);
+void run(std::size_t items, std::size_t chunk, ChunkFn fn, void* body);
+bool serial(std::size_t items, std::size_t chunk);
+}  // namespace detail
+
+template <class Body>
+void for_chunks(std::size_t items, std::size_t chunk, Body&& body) {
+  if (chunk == 0) chunk = 1;
+  if (detail::serial(items, chunk)) {
+    for (std::size_t b = 0; b < items; b += chunk) body(b, b + chunk < items ? b + chunk : items);
+    return;
+  }
+  using B = std::remove_reference_t<Body>;
+  detail::run(items, chunk,
+              [](void* p, std::size_t b, std::size_t e) { (*static_cast<B*>(p))(b, e); },
+              static_cast<void*>(&body));
+}
+
+}  // namespace attnlens::parallel
