@@ -2,9 +2,10 @@
 import { init } from '../../web/attnlens.js';
 import { benchLanguageModel } from './lm.js';
 
-window.attnlensLmBench = async (options) => {
-  const lens = await init();
+// One result per engine build (its model module): options.build 'relaxed' or 'simd'.
+window.attnlensLmBench = async ({ build, ...options }) => {
+  const lens = await init({ build });
   const lm = await lens.loadModel('stories260K');
-  return { ...benchLanguageModel(lm, options), userAgent: navigator.userAgent };
+  return { ...benchLanguageModel(lm, options), build: lm.info.build, userAgent: navigator.userAgent };
 };
 window.attnlensLmBenchReady = true;

@@ -10,23 +10,29 @@ const median = (xs) => {
   return s[Math.floor(s.length / 2)];
 };
 
-function time(fn, runs) {
+const wallClock = () => performance.now();
+
+function time(fn, runs, clock) {
   fn();
   const ms = [];
   for (let i = 0; i < runs; i++) {
-    const t = performance.now();
+    const t = clock();
     fn();
-    ms.push(performance.now() - t);
+    ms.push(clock() - t);
   }
   return median(ms);
 }
 
-/** { generate: [{ mode, tokens, ms, tokensPerSecond }], run: [{ tokens, ms }] } for `lm`. */
-export function benchLanguageModel(lm, { steps = 256, lengths = [16, 128, 512], runs = 5 } = {}) {
+/**
+ * { generate: [{ mode, tokens, ms, tokensPerSecond }], run: [{ tokens, ms }] } for `lm`;
+ * `clock()` in ms (the wall clock, or e.g. the process's CPU time on a shared machine).
+ */
+export function benchLanguageModel(lm, { steps = 256, lengths = [16, 128, 512], runs = 5, clock = wallClock } = {}) {
+  const time_ = (fn) => time(fn, runs, clock);
   const generate = [];
   for (const [mode, options] of [['greedy', { temperature: 0 }], ['sampled (T = 1, top-p 0.9)', { temperature: 1, topP: 0.9, seed: 7 }]]) {
     let tokens = 0;
-    const ms = time(() => { tokens = lm.generate('', { steps, ...options }).ids.length; }, runs);
+    const ms = time_(() => { tokens = lm.generate('', { steps, ...options }).ids.length; });
     generate.push({ mode, tokens, ms, tokensPerSecond: (tokens / ms) * 1000 });
   }
   const storyIds = lm.tokenize(STORY.repeat(40)).ids;
@@ -34,7 +40,7 @@ export function benchLanguageModel(lm, { steps = 256, lengths = [16, 128, 512], 
   for (const n of lengths) {
     if (n > lm.config.seqLen) continue;
     const ids = storyIds.slice(0, n);
-    run.push({ tokens: n, ms: time(() => lm.run(ids), runs) });
+    run.push({ tokens: n, ms: time_(() => lm.run(ids)) });
   }
   return { generate, run };
 }
@@ -44,5 +50,13 @@ export function formatLanguageModelBench(result, where) {
   for (const g of result.generate)
     lines.push(`  generate ${g.mode}: ${g.tokens} tokens in ${g.ms.toFixed(1)} ms = ${g.tokensPerSecond.toFixed(0)} tokens/s`);
   for (const r of result.run) lines.push(`  run() at ${r.tokens} tokens: ${r.ms.toFixed(2)} ms`);
+  return lines.join('\n');
+}
+
+/** Lines comparing two results of the same benchmark: `b`'s time over `a`'s (> 1: `a` faster). */
+export function formatLanguageModelRatio(a, b, nameA, nameB) {
+  const lines = [`  ${nameB} time ÷ ${nameA} time (> 1: ${nameA} faster)`];
+  a.generate.forEach((g, i) => lines.push(`    generate ${g.mode}: ${(b.generate[i].ms / g.ms).toFixed(2)}`));
+  a.run.forEach((r, i) => lines.push(`    run() at ${r.tokens} tokens: ${(b.run[i].ms / r.ms).toFixed(2)}`));
   return lines.join('\n');
 }

@@ -1,25 +1,32 @@
 // An independent float64 reference for Llama-2-style causal LMs (llama2.c's run.c, read from its
-// description): it shares no code with the engine. It parses the llama2.c checkpoint (legacy v0
-// layout), the HF safetensors layout (F32/F16/BF16, q/k rows un-permuted back to interleaved
-// RoPE pairs) and the llama2.c tokenizer file itself, and runs one token at a time with a KV
-// cache in Float64Array: RMSNorm (eps 1e-5), interleaved RoPE (theta 10000), grouped-query
-// attention (query head h reads KV head ⌊h / (heads / kvHeads)⌋), SwiGLU, tied classifier.
-// One code path serves both run() and greedy(): stepping position by position with a cache is
-// the same arithmetic as the full causal sequence, and keeps a 500-token prompt under a second.
+// description): it shares no code with the engine. It parses llama2.c checkpoints (legacy v0
+// layout, tied or separate classifier, and export.py version 1), the HF safetensors layout
+// (F32/F16/BF16, q/k rows un-permuted back to interleaved RoPE pairs, tie_word_embeddings) and
+// the llama2.c tokenizer file itself, and runs one token at a time with a KV cache in
+// Float64Array: RMSNorm (eps 1e-5, or config.json's), interleaved RoPE (theta 10000, or
+// config.json's), grouped-query attention (query head h reads KV head ⌊h / (heads / kvHeads)⌋),
+// SwiGLU, the classifier. One code path serves both run() and greedy(): stepping position by
+// position with a cache is the same arithmetic as the full causal sequence, and keeps a
+// 500-token prompt under a second.
 
 const BOS = 1, EOS = 2;
 
-/** Parses a llama2.c checkpoint (7 int32 header, then fp32 arrays) into float64 weights. */
+/**
+ * Parses a llama2.c checkpoint into float64 weights: the legacy layout (7 int32 header, a
+ * negative vocab_size meaning a separate classifier after freq_cis) or export.py's version 1
+ * ("ak42", 1, the 7 int32, a shared-classifier byte, 256 header bytes, norms first).
+ */
 export function readLlama2c(bytes) {
   const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  const v1 = view.getUint32(0, true) === 0x616b3432 && view.getInt32(4, true) === 1;
   const h = [];
-  for (let i = 0; i < 7; i++) h.push(view.getInt32(i * 4, true));
+  for (let i = 0; i < 7; i++) h.push(view.getInt32((v1 ? 8 : 0) + i * 4, true));
   const [dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen] = h;
   const config = { dim, hiddenDim, layers, heads, kvHeads, headDim: dim / heads,
     vocabSize: Math.abs(vocab), seqLen };
   const kvDim = config.headDim * kvHeads;
-  let at = 28;
+  let at = v1 ? 256 : 28;
   const take = (count) => {
     const out = new Float64Array(count);
     for (let i = 0; i < count; i++, at += 4) out[i] = view.getFloat32(at, true);
@@ -27,6 +34,14 @@ export function readLlama2c(bytes) {
   };
   const perLayer = (count) => { const all = take(layers * count);
     return Array.from({ length: layers }, (_, l) => all.subarray(l * count, (l + 1) * count)); };
+  if (v1) {
+    const w = { rmsAtt: perLayer(dim), rmsFfn: perLayer(dim), rmsFinal: take(dim), embed: take(config.vocabSize * dim) };
+    for (const [name, count] of [['wq', dim * dim], ['wk', kvDim * dim], ['wv', kvDim * dim], ['wo', dim * dim],
+      ['w1', hiddenDim * dim], ['w2', dim * hiddenDim], ['w3', hiddenDim * dim]]) w[name] = perLayer(count);
+    w.classifier = u8[36] ? w.embed : take(config.vocabSize * dim);
+    if (at > u8.byteLength) throw new RangeError('checkpoint truncated');
+    return { config, weights: w };
+  }
   const w = { embed: take(config.vocabSize * dim) };
   w.rmsAtt = perLayer(dim);
   w.wq = perLayer(dim * dim);
@@ -73,8 +88,10 @@ export function readSafetensors(bytes, hf) {
     return out;
   };
   const dim = hf.hidden_size, heads = hf.num_attention_heads, kvHeads = hf.num_key_value_heads ?? heads;
+  // transformers' LlamaConfig defaults: rms_norm_eps 1e-6, rope_theta 10000, untied head.
   const config = { dim, hiddenDim: hf.intermediate_size, layers: hf.num_hidden_layers, heads, kvHeads,
-    headDim: dim / heads, vocabSize: hf.vocab_size, seqLen: hf.max_position_embeddings };
+    headDim: dim / heads, vocabSize: hf.vocab_size, seqLen: hf.max_position_embeddings,
+    normEps: hf.rms_norm_eps ?? 1e-6, ropeTheta: hf.rope_theta ?? 10000 };
   // HF rows are grouped per head as [c*half + i]; interleaved RoPE wants [2i + c].
   const unpermute = (m, nHeads) => {
     const hd = config.headDim, half = hd / 2, out = new Float64Array(m.length);
@@ -97,7 +114,7 @@ export function readSafetensors(bytes, hf) {
   w.w2 = L.map((p) => tensor(p + 'mlp.down_proj.weight'));
   w.w3 = L.map((p) => tensor(p + 'mlp.up_proj.weight'));
   w.rmsFinal = tensor('model.norm.weight');
-  w.classifier = header['lm_head.weight'] ? tensor('lm_head.weight') : w.embed;
+  w.classifier = hf.tie_word_embeddings ? w.embed : tensor('lm_head.weight');
   return { config, weights: w };
 }
 
@@ -181,10 +198,10 @@ export class ReferenceTokenizer {
 
 const dot = (w, row, x, n) => { let s = 0; const o = row * n; for (let j = 0; j < n; j++) s += w[o + j] * x[j]; return s; };
 function matvec(out, w, x, rows, n) { for (let i = 0; i < rows; i++) out[i] = dot(w, i, x, n); }
-function rmsnorm(out, x, w) {
+function rmsnorm(out, x, w, eps) {
   let ss = 0;
   for (let i = 0; i < x.length; i++) ss += x[i] * x[i];
-  const scale = 1 / Math.sqrt(ss / x.length + 1e-5);
+  const scale = 1 / Math.sqrt(ss / x.length + eps);
   for (let i = 0; i < x.length; i++) out[i] = w[i] * x[i] * scale;
 }
 
@@ -195,6 +212,7 @@ export class ReferenceModel {
   session() {
     const c = this.config, w = this.w, { dim, headDim: hd, heads, kvHeads, seqLen } = c;
     const kvDim = hd * kvHeads, share = heads / kvHeads;
+    const eps = c.normEps ?? 1e-5, theta = c.ropeTheta ?? 10000;  // llama2.c's, unless the config says
     const keys = w.wq.map(() => new Float64Array(seqLen * kvDim));
     const values = w.wq.map(() => new Float64Array(seqLen * kvDim));
     const x = new Float64Array(dim), xb = new Float64Array(dim), q = new Float64Array(dim);
@@ -203,7 +221,7 @@ export class ReferenceModel {
     let pos = 0;
     const rope = (vec, offset, count) => {
       for (let i = 0; i < count; i += 2) {
-        const freq = 10000 ** (-(i % hd) / hd), angle = pos * freq;
+        const freq = theta ** (-(i % hd) / hd), angle = pos * freq;
         const cos = Math.cos(angle), sin = Math.sin(angle);
         const a = vec[offset + i], b = vec[offset + i + 1];
         vec[offset + i] = a * cos - b * sin;
@@ -215,7 +233,7 @@ export class ReferenceModel {
       x.set(w.embed.subarray(id * dim, (id + 1) * dim));
       const attention = [];
       for (let l = 0; l < c.layers; l++) {
-        rmsnorm(xb, x, w.rmsAtt[l]);
+        rmsnorm(xb, x, w.rmsAtt[l], eps);
         matvec(q, w.wq[l], xb, dim, dim);
         const kc = keys[l], vc = values[l], base = pos * kvDim;
         for (let i = 0; i < kvDim; i++) { kc[base + i] = dot(w.wk[l], i, xb, dim); vc[base + i] = dot(w.wv[l], i, xb, dim); }
@@ -242,14 +260,14 @@ export class ReferenceModel {
         attention.push(rows);
         matvec(xo, w.wo[l], att, dim, dim);
         for (let i = 0; i < dim; i++) x[i] += xo[i];
-        rmsnorm(xb, x, w.rmsFfn[l]);
+        rmsnorm(xb, x, w.rmsFfn[l], eps);
         matvec(hb, w.w1[l], xb, c.hiddenDim, dim);
         matvec(hb2, w.w3[l], xb, c.hiddenDim, dim);
         for (let i = 0; i < c.hiddenDim; i++) hb[i] = (hb[i] / (1 + Math.exp(-hb[i]))) * hb2[i];
         matvec(xo, w.w2[l], hb, dim, c.hiddenDim);
         for (let i = 0; i < dim; i++) x[i] += xo[i];
       }
-      rmsnorm(xb, x, w.rmsFinal);
+      rmsnorm(xb, x, w.rmsFinal, eps);
       const logits = new Float64Array(c.vocabSize);
       matvec(logits, w.classifier, xb, c.vocabSize, dim);
       pos++;

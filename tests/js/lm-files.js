@@ -87,8 +87,11 @@ function permuteRows(w, heads, hd, cols) {
   return out;
 }
 
-/** model.safetensors bytes for a readLlama2c() model, tensors in `dtype`. */
-export function writeSafetensors({ arrays, config }, dtype = 'F32') {
+/**
+ * model.safetensors bytes for a readLlama2c() model, tensors in `dtype`; `lmHead` adds
+ * 'lm_head.weight' (the separate classifier, else a copy of the embedding).
+ */
+export function writeSafetensors({ arrays, config }, dtype = 'F32', { lmHead = false } = {}) {
   const { dim: d, hidden: h, layers, heads, kvHeads } = config;
   const hd = d / heads, kv = hd * kvHeads, vocab = Math.abs(config.vocab);
   const layer = (name, l, n) => arrays[name].subarray(l * n, (l + 1) * n);
@@ -107,6 +110,7 @@ export function writeSafetensors({ arrays, config }, dtype = 'F32') {
       [`${p}mlp.up_proj.weight`, [h, d], layer('w3', l, h * d)]);
   }
   tensors.push(['model.norm.weight', [d], arrays.rmsFinal]);
+  if (lmHead) tensors.push(['lm_head.weight', [vocab, d], arrays.classifier ?? arrays.embedding]);
   const size = dtype === 'F32' ? 4 : 2;
   const header = { __metadata__: { format: 'pt' } };
   let offset = 0;

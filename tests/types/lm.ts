@@ -16,7 +16,9 @@ const firstP: number = g.steps[0].candidates[0].p;
 const text: string = lm.decode(g.ids) + g.text + lm.tokenize('x').tokens.join('');
 const fromBytes: LanguageModel = await loadModel(new Uint8Array(8), { tokenizer: new URL('https://127.0.0.1/tok512.bin') });
 const fromHf: LanguageModel = await loadModel({ config: { hidden_size: 64 }, weights: new ArrayBuffer(8), tokenizer: 'tok512.bin' });
-void [kind, seqLen, a, p, why, row, firstP, text, fromBytes, fromHf];
+const bigSeed: number | bigint = lm.generate('Once', { seed: 2n ** 63n }).seed;
+const build: 'relaxed' | 'simd' = lm.info.build;
+void [kind, seqLen, a, p, why, row, firstP, text, fromBytes, fromHf, bigSeed, build];
 
 // @ts-expect-error temperature is a number
 lm.generate('x', { temperature: 'hot' });
@@ -24,3 +26,5 @@ lm.generate('x', { temperature: 'hot' });
 lm.run({ text: 'x' });
 // @ts-expect-error unknown option
 lm.generate('x', { tokens: 3 });
+// @ts-expect-error the seed is a number or a bigint
+lm.generate('x', { seed: '7' });

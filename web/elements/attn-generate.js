@@ -207,6 +207,11 @@ export class AttnGenerate extends HTMLElementBase {
         if (this.#pending) continue;
         this.#mode('status', 'Writing…');
         const options = { steps: this.steps, temperature: this.temperature, topP: this.topP, seed: this.seed };
+        // A prompt longer than the context: say so in the reader's terms, before running.
+        const promptTokens = lm.tokenize?.(this.prompt).ids.length ?? 0, context = lm.config?.seqLen;
+        if (context && promptTokens > context)
+          throw new RangeError(`the prompt is ${promptTokens} tokens long (the start token included), but ` +
+            `${this.model} reads at most ${context}: shorten it`);
         const run = await lm.run(this.prompt);
         const generation = await lm.generate(this.prompt, options);
         if (this.#pending || ticket !== this.#ticket) continue;

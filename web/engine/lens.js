@@ -255,7 +255,8 @@ export class Lens {
    * an ArrayBuffer, or { model, weights, vocab }. See web/model/index.d.ts.
    */
   loadModel(source, options) {
-    return import('../model/index.js').then((m) => m.loadModel(source, options));
+    // The language models run in the model module of this engine's build (relaxed or SIMD128).
+    return import('../model/index.js').then((m) => m.loadModel(source, options, { build: this.build }));
   }
 
   /**

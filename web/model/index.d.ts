@@ -34,6 +34,9 @@ export interface LoadProgress {
   loaded: number;
   /** Bytes expected, 0 when unknown ('download'); 1 for the other stages. */
   total: number;
+  /** The whole load so far, 0…1: never decreases across stages, 1 at 'ready' (the bytes count
+   *  for 95 %; 0 while the total is unknown). */
+  fraction: number;
 }
 
 export interface LoadModelOptions {

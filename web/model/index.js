@@ -25,9 +25,9 @@ const utf8 = new TextEncoder();
  * `options.onProgress({ stage, loaded, total })` reports 'download' bytes, then 'initialise',
  * then 'ready'.
  */
-export function loadModel(source, options) {
+export function loadModel(source, options, engine) {
   // 'stories260K', { tokenizer } or { config, weights, tokenizer }: a causal language model.
-  if (isLanguageModelSource(source, options)) return loadLanguageModel(source, options);
+  if (isLanguageModelSource(source, options)) return loadLanguageModel(source, options, engine);
   const { report } = loadOptions(options, ['onProgress']);
   return cachedLoad(cache, cacheKey(source), report, () => load(source, report));
 }

@@ -51,6 +51,9 @@ export interface LanguageModelInfo {
   readonly sharedClassifier: boolean;
   /** RoPE pairing of the file's q/k rows: 'interleaved' (llama2.c) or 'half' (Hugging Face). */
   readonly rope: 'interleaved' | 'half';
+  /** The model module that runs it: 'relaxed' (fused multiply-add) when the engine runs the
+   *  relaxed build, else 'simd' (SIMD128). */
+  readonly build: 'relaxed' | 'simd';
 }
 
 export interface LmTokenization {
@@ -85,13 +88,16 @@ export interface GenerateOptions {
   temperature?: number;
   /** Nucleus sampling mass in (0, 1] (default 1 = off), as run.c's -p. */
   topP?: number;
-  /** PRNG seed, an integer 0 … 2^53 − 1: the same seed, prompt and options give the same text.
-   *  The PRNG is run.c's xorshift64* (seed 0 is replaced by a fixed constant). Without a seed a
-   *  random one is drawn and returned as `seed`. */
-  seed?: number;
+  /** PRNG seed, an integer 0 … 2^53 − 1 (or a bigint 0 … 2^64 − 1, the generator's whole state):
+   *  the same seed, prompt and options give the same text. The PRNG is run.c's xorshift64*
+   *  (seed 0 is replaced by a fixed constant). Without a seed a random one is drawn and returned
+   *  as `seed`. */
+  seed?: number | bigint;
   /** Called once per new token, in order; returning false stops generation ('stop'). */
   onToken?: (step: GenerateStep) => boolean | void;
-  /** Stop sequences: generation stops ('stop') once the text ends with one of them. */
+  /** Stop sequences: generation stops ('stop') at the token whose text completes one of them
+   *  (the new text only, not the prompt); that token is kept whole, so `text` ends with the
+   *  stop string or runs past it by the rest of that token. */
   stop?: string | string[];
 }
 
@@ -124,8 +130,8 @@ export interface GenerateResult {
   /** 'steps': all steps written; 'eos': the model produced EOS or BOS; 'context': the context
    *  (seqLen positions) is full; 'stop': a stop sequence or onToken returned false. */
   stopped: 'steps' | 'eos' | 'context' | 'stop';
-  /** The seed used. */
-  seed: number;
+  /** The seed used (as given: a number or a bigint). */
+  seed: number | bigint;
   steps: GenerateStep[];
 }
 
@@ -148,4 +154,6 @@ export declare class LanguageModel {
 export declare const MAX_LM_TEXT_LENGTH: number;
 export declare const CANDIDATES: number;
 export declare function isLanguageModelSource(source: unknown, options?: unknown): boolean;
-export declare function loadLanguageModel(source: LanguageModelSource, options?: LoadLanguageModelOptions): Promise<LanguageModel>;
+/** `engine.build` (lens.build) picks the model module; without it, the runtime's best. */
+export declare function loadLanguageModel(source: LanguageModelSource, options?: LoadLanguageModelOptions,
+  engine?: { build?: 'relaxed' | 'simd' | 'scalar' }): Promise<LanguageModel>;

@@ -44,13 +44,25 @@ export function isLanguageModelSource(source, options) {
 }
 
 /**
- * Loads a language model. `options.onProgress({ stage, loaded, total })` reports 'download'
- * bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are cached.
+ * Loads a language model. `options.onProgress({ stage, loaded, total, fraction })` reports
+ * 'download' bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are
+ * cached (per model module); `engine.build` (lens.build) picks the module.
  */
-export function loadLanguageModel(source, options) {
+export function loadLanguageModel(source, options, engine) {
   const { o, report } = loadOptions(options, ['onProgress', 'tokenizer', 'config']);
   const parts = describeSource(source, o);
-  return cachedLoad(cache, parts.key, report, () => load(parts, report));
+  const variant = moduleVariant(engine?.build);
+  const key = parts.key === null ? null : `${variant}:${parts.key}`;
+  return cachedLoad(cache, key, report, () => load(parts, report, variant));
+}
+
+// The model module for the engine's build, chosen as init() chooses: relaxed SIMD (fused
+// multiply-add, same greedy text and reference tolerances: tests/js/lm-reference.test.js runs on
+// both) where the engine runs it, else SIMD128 (the model module has no scalar build). Without
+// an engine (a direct import), whatever this runtime validates.
+function moduleVariant(build) {
+  if (build === 'relaxed' || (build === undefined && relaxedSimdSupported())) return 'model-relaxed';
+  return 'model';
 }
 
 // What to read: { name, format: 'llama2c' | 'huggingface' | 'detect', model, config, tokenizer,
@@ -60,7 +72,8 @@ function describeSource(source, o) {
   if (source === 'stories260K') {
     if (o.tokenizer !== undefined || o.config !== undefined)
       throw new TypeError("loadModel('stories260K') takes no tokenizer or config: the bundled files are used");
-    return { name: 'stories260K', format: 'llama2c', ...bundledFiles(), config: undefined, key: 'stories260K' };
+    return { name: 'stories260K', format: 'llama2c', ...bundledFiles(), config: undefined, key: 'stories260K',
+      names: { model: 'stories260K.bin', tokenizer: 'tok512.bin' } };
   }
   if (isPlainObject(source)) {
     for (const k of Object.keys(source))
@@ -75,7 +88,7 @@ function describeSource(source, o) {
     part('source.tokenizer', source.tokenizer);
     configPart('source.config', source.config);
     return { name: 'huggingface', format: 'huggingface', model: source.weights, config: source.config,
-      tokenizer: source.tokenizer, key: null };
+      tokenizer: source.tokenizer, key: null, names: { model: 'source.weights', config: 'source.config', tokenizer: 'source.tokenizer' } };
   }
   if (o.tokenizer === undefined || o.tokenizer === null)
     throw new TypeError(`loadModel: a language model needs options.tokenizer (a llama2.c tokenizer file); source must be ${SOURCE_HELP}`);
@@ -91,7 +104,18 @@ function describeSource(source, o) {
     config: o.config,
     tokenizer: o.tokenizer,
     key: keys.includes(null) ? null : `lm:${keys.join('|')}`,
+    names: { model: 'source', config: 'options.config', tokenizer: 'options.tokenizer' },
   };
+}
+
+// A loader message prefixed with the argument it is about (and its URL or path), so that a
+// user who passed three files knows which one is wrong.
+function formatError(parts, message) {
+  const which = /^(the tokenizer file|the vocabulary has)/.test(message) ? 'tokenizer'
+    : /^config\.json(?! says)|\(from config\.json\)$/.test(message) ? 'config' : 'model';
+  const value = parts[which];
+  const where = value instanceof URL ? ` (${value.href})` : typeof value === 'string' && !value.trimStart().startsWith('{') ? ` (${value})` : '';
+  return new ModelFormatError(`loadModel: ${parts.names[which]}${where}: ${message}`);
 }
 
 function part(name, v) {
@@ -104,19 +128,27 @@ function configPart(name, v) {
   part(name, v);
 }
 
-async function readPart(v, progress) {
+async function readPart(v, progress, name) {
   if (isBytes(v)) {
     const bytes = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
     progress(bytes.byteLength, bytes.byteLength);
     return bytes;
   }
-  return readBytes(await toUrl(v), progress);
+  const url = await toUrl(v);
+  try {
+    return await readBytes(url, progress);
+  } catch (e) {
+    e.message = `loadModel: ${name}: ${e.message}`;  // which of the files could not be read
+    throw e;
+  }
 }
 
-async function readConfig(v, progress) {
-  if (isPlainObject(v)) return utf8.encode(JSON.stringify(v));
-  if (typeof v === 'string' && v.trimStart().startsWith('{')) return utf8.encode(v);  // JSON text
-  return readPart(v, progress);
+async function readConfig(v, progress, name) {
+  const text = isPlainObject(v) ? JSON.stringify(v) : typeof v === 'string' && v.trimStart().startsWith('{') ? v : null;
+  if (text === null) return readPart(v, progress, name);  // bytes, a URL or a path
+  const bytes = utf8.encode(text);  // an object or JSON text
+  progress(bytes.byteLength, bytes.byteLength);
+  return bytes;
 }
 
 // A safetensors file starts with a little-endian u64 header length and then '{'.
@@ -127,29 +159,30 @@ function looksLikeSafetensors(bytes) {
   return n >= 2 && n <= bytes.byteLength - 8 && bytes[8] === 0x7b;
 }
 
-async function load(parts, report) {
+async function load(parts, report, variant) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  // The relaxed-SIMD module (fused multiply-add) where the runtime validates it, as for USE-lite.
-  const modulePromise = instantiate(relaxedSimdSupported() ? 'model-relaxed' : 'model');
+  const modulePromise = instantiate(variant);
   modulePromise.catch(() => {});  // awaited below
-  // Download progress over all parts: bytes so far out of the totals known so far.
-  const loaded = [0, 0, 0];
-  const totals = [0, 0, 0];
+  // Download progress over all parts: bytes so far, out of the sum of the sizes once every
+  // part's is known (0 until then); loaded never decreases and ends equal to total.
+  const count = parts.config === undefined ? 2 : 3;
+  const loaded = new Array(count).fill(0);
+  const totals = new Array(count).fill(null);
   const progressOf = (i) => (l, t) => {
     loaded[i] = l;
-    totals[i] = t;
+    totals[i] = t || null;
     const sum = (a) => a.reduce((x, y) => x + y, 0);
-    report('download', sum(loaded), totals.includes(0) ? 0 : sum(totals));
+    report('download', sum(loaded), totals.includes(null) ? 0 : Math.max(sum(totals), sum(loaded)));
   };
   const [model, tokenizer, config] = await Promise.all([
-    readPart(parts.model, progressOf(0)),
-    readPart(parts.tokenizer, progressOf(1)),
-    parts.config === undefined ? (progressOf(2)(1, 1), null) : readConfig(parts.config, progressOf(2)),
+    readPart(parts.model, progressOf(0), parts.names.model),
+    readPart(parts.tokenizer, progressOf(1), parts.names.tokenizer),
+    parts.config === undefined ? null : readConfig(parts.config, progressOf(2), parts.names.config),
   ]);
   let format = parts.format;
   if (format === 'detect') {
     if (looksLikeSafetensors(model))
-      throw new ModelFormatError('the model bytes are a safetensors file: pass its config.json too, as options.config');
+      throw formatError(parts, 'the model file is a safetensors file: pass its config.json too, as options.config');
     format = 'llama2c';
   }
   report('initialise', 0, 1);
@@ -164,11 +197,11 @@ async function load(parts, report) {
     const available = MAX_HEAP_BYTES - module.heapInUse();
     const error = module.lmLoad(format === 'llama2c' ? 0 : 1, buffers.address.model, sizes.model,
       buffers.address.config, sizes.config, buffers.address.tokenizer, sizes.tokenizer, available);
-    if (error) throw new ModelFormatError(error);
+    if (error) throw formatError(parts, error);
   } finally {
     buffers.free();
   }
-  const lm = new LanguageModel(module, parts.name);
+  const lm = new LanguageModel(module, parts.name, variant === 'model-relaxed' ? 'relaxed' : 'simd');
   report('ready', 1, 1);
   return lm;
 }
@@ -179,7 +212,7 @@ export class LanguageModel {
   #pieces = new Map();
   #generating = false;
 
-  constructor(module, name) {
+  constructor(module, name, build) {
     this.#module = module;
     const info = module.lmInfo();
     /** What kind of model this is: a decoder-only causal LM. */
@@ -197,6 +230,7 @@ export class LanguageModel {
         : 'a Llama-2-style causal language model',
       sharedClassifier: info.sharedClassifier,
       rope: info.rope,
+      build,
     });
     Object.freeze(this);
   }
@@ -251,6 +285,9 @@ export class LanguageModel {
     const o = check.options('options', options, ['steps', 'temperature', 'topP', 'seed', 'onToken', 'stop']);
     const steps = check.positiveInteger('options.steps', o.steps, 32);
     const temperature = numberOption('options.temperature', o.temperature, 1, (t) => t >= 0, 'a finite number ≥ 0');
+    // A temperature below float32's range would become 0 (greedy with temperature-1 candidates):
+    // the smallest normal float keeps it a sampling temperature, whose limit is the argmax.
+    const wasmTemperature = temperature > 0 ? Math.max(temperature, 2 ** -126) : 0;
     const topP = numberOption('options.topP', o.topP, 1, (p) => p > 0 && p <= 1, 'a number in (0, 1]');
     const seed = seedOption(o.seed);
     if (o.onToken !== undefined && typeof o.onToken !== 'function')
@@ -268,14 +305,16 @@ export class LanguageModel {
     return this.#withBuffers({ prompt: 4 * p }, 'lm.generate()', (b) => {
       m.HEAP32.set(promptIds, b.address.prompt / 4);
       this.#generating = true;
-      const begin = m.lmBegin(b.address.prompt, p, seed % 2 ** 32, Math.floor(seed / 2 ** 32), this.#available(), true);
+      const [low, high] = typeof seed === 'bigint'
+        ? [Number(seed & 0xffffffffn), Number(seed >> 32n)] : [seed % 2 ** 32, Math.floor(seed / 2 ** 32)];
+      const begin = m.lmBegin(b.address.prompt, p, low, high, this.#available(), true);
       try {
         if (begin) throw new RangeError(`lm.generate(): ${begin}`);
         const { ids: shownIds, tokens: shown } = this.#decode(promptIds, -1, true);
         result.prompt = { ids: shownIds, tokens: shown };
         let previous = promptIds[p - 1];
         for (let s = 0; ; s++) {
-          const draw = m.lmSample(temperature, topP, CANDIDATES);
+          const draw = m.lmSample(wasmTemperature, topP, CANDIDATES);
           if (draw.error) throw new Error(`lm.generate(): ${draw.error}`);
           const { id, position } = draw;
           const candidateIds = m.HEAP32.slice(draw.candidates / 4, draw.candidates / 4 + draw.count);
@@ -295,10 +334,13 @@ export class LanguageModel {
           ids.push(id);
           result.tokens.push(step.token);
           result.steps.push(step);
+          const before = result.text.length;
           result.text += textDecoder.decode(piece.bytes, { stream: true });
           previous = id;
           const wanted = o.onToken?.(step);
-          if (wanted === false || stops.some((t) => result.text.endsWith(t))) {
+          // A stop string may end inside this token's text (' wanted' completes 'She w').
+          const stopped = stops.some((t) => result.text.includes(t, Math.max(0, before - t.length + 1)));
+          if (wanted === false || stopped) {
             result.stopped = 'stop';
             break;
           }
@@ -446,7 +488,12 @@ function seedOption(value) {
     else words[0] = Math.floor(Math.random() * 2 ** 32);
     return words[0] + (words[1] & 0x1fffff) * 2 ** 32;
   }
-  if (typeof value !== 'number') throw new TypeError(`options.seed must be a number (got ${check.describe(value)})`);
+  if (typeof value === 'bigint') {  // the generator's whole 64-bit state
+    if (value < 0n || value >= 2n ** 64n)
+      throw new RangeError(`options.seed must be from 0 to 2^64 − 1 as a bigint (got ${value})`);
+    return value;
+  }
+  if (typeof value !== 'number') throw new TypeError(`options.seed must be a number or a bigint (got ${check.describe(value)})`);
   if (!Number.isSafeInteger(value) || value < 0)
     throw new RangeError(`options.seed must be an integer from 0 to 2^53 − 1 (got ${value})`);
   return value;

@@ -7,9 +7,13 @@ export function loadOptions(options, allowed) {
   const o = check.options('options', options, allowed);
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function')
     throw new TypeError(`options.onProgress must be a function (got ${check.describe(o.onProgress)})`);
+  // fraction: the whole load, 0…1, never decreasing (bytes count for 95 %, until 'ready').
+  let fraction = 0;
   const report = (stage, loaded, total) => {
+    const part = stage === 'ready' ? 1 : stage === 'download' && total > 0 ? 0.95 * Math.min(1, loaded / total) : stage === 'download' ? 0 : 0.95;
+    fraction = Math.max(fraction, part);
     try {
-      o.onProgress?.({ stage, loaded, total });
+      o.onProgress?.({ stage, loaded, total, fraction });
     } catch (e) {
       console.warn('attnlens: onProgress threw', e);
     }

@@ -26,7 +26,8 @@ std::string LlamaTokenizer::load(Span<const std::uint8_t> bytes, std::size_t voc
   const std::int32_t max_len = read_i32(bytes.data);
   if (max_len <= 0 || max_len > 1 << 16)
     return "the tokenizer file starts with max_token_length " + std::to_string(max_len) +
-           ": not a llama2.c tokenizer file";
+           ": not a llama2.c tokenizer file (tokenizer.bin as llama2.c's tokenizer.py writes it; a SentencePiece "
+           "tokenizer.model or a Hugging Face tokenizer.json must be exported with it first)";
   if (vocab_size < 3)
     return "the vocabulary has " + std::to_string(vocab_size) + " pieces; a llama2.c tokenizer needs at least "
            "<unk>, BOS and EOS (ids 0, 1, 2)";
@@ -38,6 +39,9 @@ std::string LlamaTokenizer::load(Span<const std::uint8_t> bytes, std::size_t voc
   scores_.reserve(vocab_size);
   std::size_t at = 4;
   for (std::size_t id = 0; id < vocab_size; ++id) {
+    if (at == bytes.size)  // whole pieces, too few of them: another model's file, most likely
+      return "the tokenizer file holds " + std::to_string(id) + " pieces, the model's vocabulary has " +
+             std::to_string(vocab_size) + ": it belongs to a model with a smaller vocabulary (or is truncated)";
     if (bytes.size - at < 8)
       return "the tokenizer file is truncated: it ends in piece " + std::to_string(id) + " of " +
              std::to_string(vocab_size);
@@ -48,7 +52,7 @@ std::string LlamaTokenizer::load(Span<const std::uint8_t> bytes, std::size_t voc
     if (!std::isfinite(score))
       return "the tokenizer file gives piece " + std::to_string(id) + " a non-finite score";
     if (len < 0 || static_cast<std::size_t>(len) > bytes.size - at)
-      return "the tokenizer file gives piece " + std::to_string(id) + " the length " +
+      return "the tokenizer file is truncated or corrupt: it gives piece " + std::to_string(id) + " the length " +
              std::to_string(len) + ", beyond the end of the file";
     pieces_.emplace_back(reinterpret_cast<const char*>(bytes.data + at), static_cast<std::size_t>(len));
     scores_.push_back(score);

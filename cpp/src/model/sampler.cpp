@@ -11,7 +11,14 @@ void softmax_probs(Span<const float> logits, float temperature, std::vector<floa
   if (logits.size == 0) return;
   // As run.c: divide by the temperature first, then a max-subtracted softmax.
   for (std::size_t i = 0; i < logits.size; ++i) probs[i] = logits[i] / temperature;
-  const float max = *std::max_element(probs.begin(), probs.end());
+  float max = *std::max_element(probs.begin(), probs.end());
+  if (!std::isfinite(max)) {
+    // A temperature so small that logits / temperature overflows: subtract the largest logit
+    // before dividing (the same distribution, mathematically), which tends to the argmax.
+    const float top = *std::max_element(logits.data, logits.data + logits.size);
+    for (std::size_t i = 0; i < logits.size; ++i) probs[i] = (logits[i] - top) / temperature;
+    max = 0;
+  }
   double sum = 0;
   for (float& p : probs) {
     p = std::exp(p - max);

@@ -3,7 +3,7 @@
 // temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
 // over the kept keys), since there are no scores to recompute.
 import { DataError, paddingGuess } from './data.js';
-import { tokenLabel } from './tokens.js';
+import { pieceLabels } from './tokens.js';
 
 /** 'auto' → 1/√d, 'none' → 1, or the number itself; divided by the temperature. */
 export function effectiveScale(scale, temperature, d) {
@@ -226,8 +226,10 @@ export async function runModel(lens, { model, text }, parseTokens) {
   const loaded = await lens.loadModel(model === 'use-lite' ? undefined : model);
   const run = await loaded.run(text);
   // SentencePiece marks a word start with ▁ (or a space, for stories260K); show the word itself.
+  // A causal LM's byte pieces (a character it has no piece for) show as <0xHH>, not as �.
   const causal = loaded.kind === 'causal-lm';
-  const tokens = parseTokens(run.tokens.map((t) => (causal ? tokenLabel(t) : t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
+  const tokens = parseTokens(causal ? pieceLabels(run.ids, run.tokens)
+    : run.tokens.map((t) => (t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
   const heads = run.layers[0]?.heads ?? 0;
   return Object.freeze({
     kind: 'attention', tokens, n: tokens.length, keyMask: null, causal,

@@ -2,7 +2,7 @@
 // (each checked, RangeError/TypeError naming it), and the view of one generation: the prompt's
 // run (its causal rows) followed by the generated steps (one attention row per step, produced
 // incrementally with the KV cache), as rows, matrices and labels.
-import { tokenLabel } from './tokens.js';
+import { isBytePiece as isByte, pieceLabels } from './tokens.js';
 
 const integer = (name, value, { min = 0, max = 2 ** 32 - 1 } = {}) => {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
@@ -42,11 +42,6 @@ export const OPTIONS = {
   } },
 };
 
-// A byte-fallback piece (ids 3…258 are <0x00>…<0xFF> in llama2.c vocabularies) that is not a
-// character on its own: the model's tokens read as U+FFFD.
-const isByte = (id, token) => id >= 3 && id <= 258 && token === '\uFFFD';
-const byteName = (id) => `<0x${(id - 3).toString(16).toUpperCase().padStart(2, '0')}>`;
-
 /** The text each token adds: a character split into byte pieces shows on its last byte. */
 function joinBytes(ids, tokens) {
   const out = [...tokens];
@@ -73,7 +68,7 @@ export class GenerationView {
     this.ids = [...run.ids, ...this.steps.map((s) => s.id)];
     const tokens = [...run.tokens, ...this.steps.map((s) => s.token)];
     this.pieces = joinBytes(this.ids, tokens);
-    this.labels = tokens.map((t, j) => (isByte(this.ids[j], t) ? byteName(this.ids[j]) : tokenLabel(t)));
+    this.labels = pieceLabels(this.ids, tokens);
     this.layers = run.layers.length;
     this.heads = run.layers[0]?.heads ?? 0;
     // Rows exist for every position the model read: the prompt's, then one per step but the last
