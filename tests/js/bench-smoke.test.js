@@ -58,7 +58,11 @@ describe('benchmark smoke test (n = 32, h = 2)', () => {
     // In a fresh page, and in the benchmarks' page after everything else ran there.
     for (const frames of [result.heatmapFrames, result.heatmapFramesAfter]) {
       assert.deepEqual([frames.n, frames.h, frames.d, Object.keys(frames.changes)], [24, 2, 8, ['temperature', 'scale', 'mask']]);
-      for (const s of Object.values(frames.changes)) assert.ok(s.bestMs > 0 && s.computeMs > 0 && s.renderMs > 0, JSON.stringify(s));
+      // At n = 24 the engine call can take less than the page clock's resolution (0.1 ms without
+      // cross-origin isolation), so its share may read 0.
+      for (const s of Object.values(frames.changes))
+        assert.ok(s.bestMs > 0 && s.computeMs >= 0 && s.renderMs > 0,
+          JSON.stringify(s));
     }
   });
 });
