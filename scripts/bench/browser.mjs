@@ -29,6 +29,9 @@ export async function runInBrowser(options, { log = () => {} } = {}) {
     return r;
   }, { log });
   result.heatmapFrames = await measureHeatmapFrames(options.heatmapFrames, { log });
+  // A reader's page served with COOP/COEP (as `npm start` and `attnlens serve` do) runs the
+  // threaded engine: the same figure there.
+  result.heatmapFramesIsolated = await measureHeatmapFrames(options.heatmapFrames, { log, isolated: true });
   return result;
 }
 
@@ -53,15 +56,16 @@ async function main() {
   const log = (s) => console.error(s.startsWith('[bench]') ? s : `[page] ${s}`);
   log(`[bench] headless Chromium; sizes ${options.sizes}, heads ${options.heads}, ${options.runs} runs`);
   const { records, ceiling, frame, userAgent, browser, heatmapLong: long, heatmapFrames: frames,
-    heatmapFramesAfter: framesAfter } = await runInBrowser(options, { log });
+    heatmapFramesAfter: framesAfter, heatmapFramesIsolated: framesIsolated } = await runInBrowser(options, { log });
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const env = `headless Chromium ${browser} (${userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? ''}), ${cpu}, ${os.cpus().length} cores, one thread`;
   console.log(core.formatReport(records, { ceiling, env }));
   console.log('\nTargets (issue 9; one thread, h = 8):');
   const judged = core.judgeTargets(records);
-  judged.push({ target: 'n=512 h=8 recompute + redraw ≤ 16 ms', h: 8, n: frame.n, value: frame.medianMs, met: frame.fits });
-  console.log(core.formatTargets(judged.slice(0, -1)));
-  console.log(`${frame.fits ? 'MET    ' : 'NOT MET'}  heatmap frame: recompute n=${frame.n}, h=${frame.h} with weights ` +
+  console.log(core.formatTargets(judged));
+  // The raw engine loop of earlier rounds (weights and output into fresh arrays + putImageData),
+  // kept for comparison; the figure's frame, which issue 9 judges, is the <attn-heatmap> below.
+  console.log(`         raw engine frame (not the figure): recompute n=${frame.n}, h=${frame.h} with weights ` +
     `+ putImageData of ${frame.n}×${frame.n}: median ${frame.medianMs.toFixed(1)} ms ` +
     `(attention ${frame.computeMs.toFixed(1)} ms + draw ${frame.drawMs.toFixed(1)} ms; p90 ${frame.p90Ms.toFixed(1)} ms) ` +
     `vs a 16 ms frame, ${frame.frames} frames`);
@@ -71,6 +75,8 @@ async function main() {
   console.log(formatHeatmapLong(long));
   console.log(JSON.stringify({ kind: 'heatmap-long', runtime: 'chromium', env, ...long }));
   console.log(formatHeatmapFrames({ ...frames, browser }, { where: 'fresh page, after the benchmarks above' }));
+  console.log(formatHeatmapFrames({ ...framesIsolated, browser },
+    { where: 'fresh cross-origin-isolated page (COOP/COEP), threaded engine', json: 'fresh-isolated' }));
   console.log(formatHeatmapFrames({ ...framesAfter, browser },
     { where: 'the benchmarks\' page, after everything above ran in it', judge: false, json: 'after-benchmarks' }));
   // Threads: a cross-origin-isolated page of its own (threads-browser.mjs); ATTNLENS_BENCH_NO_THREADS=1 skips it.

@@ -31,7 +31,8 @@ const CHANGES = {
 // engine's wasm heap, which other work in the same page leaves behind.
 async function heapState() {
   const mib = (b) => (b === undefined ? undefined : b / 2 ** 20);
-  return { jsHeapMiB: mib(performance.memory?.usedJSHeapSize), wasmHeapMiB: mib((await init()).memory().heapSize) };
+  const lens = await init();
+  return { jsHeapMiB: mib(performance.memory?.usedJSHeapSize), wasmHeapMiB: mib(lens.memory().heapSize), threads: lens.threads };
 }
 
 export async function heatmapFrameTest({ n = 512, h = 8, d = 64, redraws = 20, warmup = 8 } = {}) {

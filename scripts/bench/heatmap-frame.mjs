@@ -3,14 +3,16 @@
 // redraws, each timed from the change to `updateComplete`, with the compute/render split. Part
 // of `npm run bench:browser`; alone: `node scripts/bench/heatmap-frame.mjs [--redraws 20]`.
 import { withBenchPage } from './bench-page.mjs';
+import { ISOLATION_HEADERS } from '../serve.mjs';
 
 /** Runs the page side (heatmap-page.js) in a fresh headless Chromium; returns its measurements. */
-export function measureHeatmapFrames(options = {}, { log = () => {} } = {}) {
+// `isolated`: serve the page with COOP/COEP, so the figure's engine runs threaded where it can.
+export function measureHeatmapFrames(options = {}, { log = () => {}, isolated = false } = {}) {
   return withBenchPage(async (page, context) => {
     const result = await heatmapFrames(page, options);
     result.browser = context.browser()?.version() ?? '';
     return result;
-  }, { log });
+  }, { log, headers: isolated ? ISOLATION_HEADERS : {} });
 }
 
 /** In an open bench page (page.html): the page side, heatmap-frame-page.js. */
@@ -34,7 +36,8 @@ export function formatHeatmapFrames(r, { where = 'fresh page', judge = true, jso
   lines.push(`         render parts alone: cells (LUT + putImageData) ${r.parts.cellsMs.toFixed(2)} ms, ` +
     `drawImage ${r.parts.drawImageMs.toFixed(2)} ms`);
   const mib = (x) => (x === undefined ? '?' : `${x.toFixed(0)} MiB`);
-  if (r.heap) lines.push(`         page state at the start: JS heap ${mib(r.heap.jsHeapMiB)}, engine wasm heap ${mib(r.heap.wasmHeapMiB)}`);
+  if (r.heap) lines.push(`         page state at the start: JS heap ${mib(r.heap.jsHeapMiB)}, engine wasm heap ${mib(r.heap.wasmHeapMiB)}` +
+    (r.heap.threads ? `; engine threads ${r.heap.threads}` : ''));
   lines.push('');
   for (const [change, s] of Object.entries(r.changes))
     lines.push(JSON.stringify({ kind: 'heatmap-frame', page: json, runtime: 'chromium', browser: r.browser, n: r.n, h: r.h, d: r.d,
@@ -46,7 +49,8 @@ function parse(argv) {
   const o = {};
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    if (!['n', 'h', 'd', 'redraws', 'warmup'].includes(key)) throw new TypeError(`unknown option ${argv[i]} (known: --n --h --d --redraws --warmup)`);
+    if (key === 'isolated') { o.isolated = true; i -= 1; continue; }
+    if (!['n', 'h', 'd', 'redraws', 'warmup'].includes(key)) throw new TypeError(`unknown option ${argv[i]} (known: --n --h --d --redraws --warmup --isolated)`);
     o[key] = Number(argv[i + 1]);
   }
   return o;
@@ -54,7 +58,8 @@ function parse(argv) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const log = (s) => console.error(`[page] ${s}`);
-  measureHeatmapFrames(parse(process.argv.slice(2)), { log })
+  const { isolated = false, ...options } = parse(process.argv.slice(2));
+  measureHeatmapFrames(options, { log, isolated })
     .then((r) => console.log(formatHeatmapFrames(r)))
     .catch((e) => { console.error(e); process.exitCode = 1; });
 }

@@ -1,5 +1,6 @@
 // The benchmark (scripts/bench) at a tiny size: every contestant loads, runs and agrees with
 // attnlens; in Node, and in headless Chromium with the frame test. No timing is asserted.
+import os from 'node:os';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
@@ -56,7 +57,9 @@ describe('benchmark smoke test (n = 32, h = 2)', () => {
     assert.ok(result.frame.medianMs > 0);
     // The <attn-heatmap> frame: each change redrawn and split into compute and render.
     // In a fresh page, and in the benchmarks' page after everything else ran there.
-    for (const frames of [result.heatmapFrames, result.heatmapFramesAfter]) {
+    // The isolated fresh page (COOP/COEP) runs the figure on the threaded engine.
+    if (os.cpus().length > 1) assert.ok(result.heatmapFramesIsolated.heap.threads > 1, JSON.stringify(result.heatmapFramesIsolated.heap));
+    for (const frames of [result.heatmapFrames, result.heatmapFramesAfter, result.heatmapFramesIsolated]) {
       assert.deepEqual([frames.n, frames.h, frames.d, Object.keys(frames.changes)], [24, 2, 8, ['temperature', 'scale', 'mask']]);
       // At n = 24 the engine call can take less than the page clock's resolution (0.1 ms without
       // cross-origin isolation), so its share may read 0.
