@@ -15,6 +15,10 @@ namespace attnlens::parallel {
 namespace {
 // Set by the last for_chunks that decided how to run (see last_call_chunks).
 std::atomic<unsigned long> last_chunks{1};
+
+void run_serially(std::size_t items, std::size_t chunk, detail::ChunkFn fn, void* body) {
+  for (std::size_t b = 0; b < items; b += chunk) fn(body, b, std::min(items, b + chunk));
+}
 }  // namespace
 }  // namespace attnlens::parallel
 
@@ -26,7 +30,7 @@ unsigned threads() { return 1; }
 namespace detail {
 bool serial(std::size_t, std::size_t) { return true; }
 void run(std::size_t items, std::size_t chunk, ChunkFn fn, void* body) {
-  for (std::size_t b = 0; b < items; b += chunk) fn(body, b, std::min(items, b + chunk));
+  run_serially(items, chunk, fn, body);
 }
 }  // namespace detail
 
@@ -155,8 +159,7 @@ bool serial(std::size_t items, std::size_t chunk) {
 }
 void run(std::size_t items, std::size_t chunk, ChunkFn fn, void* body) {
   last_chunks = (items + chunk - 1) / chunk;
-  if (!pool().run(items, chunk, fn, body))
-    for (std::size_t b = 0; b < items; b += chunk) fn(body, b, std::min(items, b + chunk));
+  if (!pool().run(items, chunk, fn, body)) run_serially(items, chunk, fn, body);
 }
 }  // namespace detail
 

@@ -31,9 +31,7 @@ const wallClock = () => performance.now();
 
 function sample(module, steps, fused, chains, clock = wallClock) {
   const start = clock();
-  // Modules built before the chain counts existed have only the 12-chain probe.
-  if (module.ceilingProbeChains) module.ceilingProbeChains(steps, fused, chains);
-  else module.ceilingProbe(steps, fused);
+  module.ceilingProbe(steps, fused, chains);
   return clock() - start;
 }
 
@@ -74,7 +72,7 @@ export function steadyCeiling(module, opts) {
   // A clock in milliseconds; e.g. the process's CPU time, which a shared machine disturbs less.
   const clock = o.clock ?? wallClock;
   if (typeof clock !== 'function') throw new TypeError(`options.clock must be a function (got ${check.describe(clock)})`);
-  const counts = module.ceilingProbeChains ? chainCounts(o.chains) : [NOMINAL_CHAINS];
+  const counts = chainCounts(o.chains);
   const hasFma = module.probeHasFma();
   const runs = [];
   for (const fused of hasFma ? [false, true] : [false])

@@ -25,7 +25,8 @@ const builds = {
     wasm: () => new URL('../dist/attnlens-scalar.wasm', import.meta.url),
   },
   // The threaded builds (-pthread): the same kernels, work split across a pool of workers
-  // (web/engine/threads.js). Each .mjs starts its workers from the .worker.js beside it.
+  // (web/engine/threaded.js starts them from pthread-worker.js; the .worker.js emcc writes beside
+  // each .mjs is not used).
   'relaxed-threads': {
     factory: () => import('../dist/attnlens-relaxed-threads.mjs'),
     wasm: () => new URL('../dist/attnlens-relaxed-threads.wasm', import.meta.url),

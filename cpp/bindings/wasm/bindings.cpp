@@ -92,11 +92,8 @@ std::string simd_arch() { return attnlens::simd_arch_name(); }
 std::size_t heap_in_use() { return mallinfo().uordblks; }
 
 // Benchmarking aids (web/engine/lens.js: ceilingProbe(), lastCallBytes()).
-float ceiling_probe(std::uint32_t iterations, bool fused) {
-  return attnlens::ceiling_probe(iterations, fused ? attnlens::ProbeOp::fma : attnlens::ProbeOp::mul_add);
-}
-// The same with a chain count (8, 12, 16 or 24; web/engine/ceiling.js checks it first).
-float ceiling_probe_chains(std::uint32_t iterations, bool fused, int chains) {
+// `chains`: 8, 12, 16 or 24 (web/engine/ceiling.js checks it first).
+float ceiling_probe(std::uint32_t iterations, bool fused, int chains) {
   return attnlens::ceiling_probe(iterations, fused ? attnlens::ProbeOp::fma : attnlens::ProbeOp::mul_add, chains);
 }
 bool probe_has_fma() { return attnlens::probe_has_fma(); }
@@ -163,7 +160,6 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("simdArch", &simd_arch);
   function("heapInUse", &heap_in_use);
   function("ceilingProbe", &ceiling_probe);
-  function("ceilingProbeChains", &ceiling_probe_chains);
   function("probeHasFma", &probe_has_fma);
   function("lastCallScratch", &last_call_scratch);
   function("firstNonFinite", &first_non_finite);
