@@ -8,4 +8,4 @@ window.attnlensLmBench = async ({ build, ...options }) => {
   const lm = await lens.loadModel('stories260K');
   return { ...benchLanguageModel(lm, options), build: lm.info.build, userAgent: navigator.userAgent };
 };
-window.attnlensLmBenchReady = true;
+window.attnlensBenchReady = true;  // what bench-page.mjs waits for

@@ -1,18 +1,12 @@
 // node [--experimental-wasm-relaxed-simd] scripts/bench/lm.mjs [--browser] [--cpu-time] [--runs 5] [--steps 256]
 // Generation speed (tokens/s) and ms per run() at 16/128/512 tokens for stories260K, in Node and,
 // with --browser, in headless Chromium (playwright-core, /usr/bin/chromium; files served from
-// 127.0.0.1 by scripts/serve.mjs). Outside npm test: timings under load are noisy.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
+// 127.0.0.1 through bench-page.mjs). Outside npm test: timings under load are noisy.
 import { init } from '../../web/attnlens.js';
 import { relaxedSimdSupported } from '../../web/engine/load.js';
-import { serve } from '../serve.mjs';
+import { withBenchPage } from './bench-page.mjs';
 import { benchLanguageModel, formatLanguageModelBench, formatLanguageModelRatio } from './lm.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
@@ -39,19 +33,8 @@ for (const build of builds) {
 if (node.relaxed) console.log(formatLanguageModelRatio(node.relaxed, node.simd, 'relaxed', 'SIMD128'));
 
 if (args.includes('--browser')) {
-  const { chromium } = await import('playwright-core');
-  const server = await serve({ root: ROOT, port: 0, index: '/scripts/bench/lm-page.html', headers: {} });
-  const profile = await mkdtemp(path.join(os.tmpdir(), 'attnlens-lm-bench-'));
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: '/usr/bin/chromium', headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-    await page.goto(`${server.url}/scripts/bench/lm-page.html`);
-    await page.waitForFunction(() => window.attnlensLmBenchReady === true, null, { timeout: 60_000 });
+  // The same headless page set-up as the other browser benchmarks (bench-page.mjs).
+  await withBenchPage(async (page, context) => {
     const results = {};
     for (const build of ['simd', 'relaxed']) {
       const result = await page.evaluate((o) => window.attnlensLmBench(o), { ...options, build });
@@ -59,9 +42,5 @@ if (args.includes('--browser')) {
       console.log(formatLanguageModelBench(result, `Chromium ${context.browser()?.version() ?? result.userAgent} (model module ${result.build})`));
     }
     console.log(formatLanguageModelRatio(results.relaxed, results.simd, 'relaxed', 'SIMD128'));
-  } finally {
-    await context?.close();
-    await server.close();
-    await rm(profile, { recursive: true, force: true });
-  }
+  }, { log: (text) => console.error(`[page] ${text}`), pagePath: '/scripts/bench/lm-page.html' });
 }
