@@ -112,10 +112,15 @@ void redo_row(const Call& c, std::size_t i, const float* q, const float* k, cons
 // Work items are (head, query block) pairs, numbered h·blocks + b; a thread runs a contiguous
 // range of them (parallel.hpp) with its own scratch, packing a head's keys (and values) when its
 // range enters that head. Every item is computed the same way whichever thread runs it.
-template <class Arch>
-void attention_items(const AttentionShape& s, const AttentionInputs& in, const Call& c,
-                     const AttentionOutputs& out, std::size_t item_begin, std::size_t item_end) {
-  using B = kernels::blocking<Arch>;
+// Shape: the register tiles (kernels::tiles_for<Arch>, or the arch's wide_tiles_for, which has
+// the same blocks and gives the same bits).
+template <class Arch, class Shape>
+void attention_items_with(const AttentionShape& s, const AttentionInputs& in, const Call& c,
+                          const AttentionOutputs& out, std::size_t item_begin,
+                          std::size_t item_end) {
+  using B = kernels::blocking<Arch, Shape>;
+  static_assert(B::Bq == kernels::blocking<Arch>::Bq && B::Bk == kernels::blocking<Arch>::Bk,
+                "work items are numbered by the arch's query blocks");
   constexpr std::size_t Bq = B::Bq, Bk = B::Bk;
   using kernels::Accumulate;
   using kernels::round_up;
@@ -136,8 +141,8 @@ void attention_items(const AttentionShape& s, const AttentionInputs& in, const C
   ATTNLENS_OUT_OF_LINE(kernels::online_softmax_block<Arch>);
   ATTNLENS_OUT_OF_LINE(kernels::scale_columns<Arch>);
   ATTNLENS_OUT_OF_LINE(kernels::store_transposed<Arch>);
-  ATTNLENS_OUT_OF_LINE(kernels::qk_block<Arch>);
-  ATTNLENS_OUT_OF_LINE(kernels::pv_block<Arch>);
+  ATTNLENS_OUT_OF_LINE(kernels::qk_block<Arch, Shape>);
+  ATTNLENS_OUT_OF_LINE(kernels::pv_block<Arch, Shape>);
 
   Workspace& ws = Workspace::local();
   float* kp = ws.key_t.get(n_kp * c.d_k);
@@ -186,14 +191,14 @@ void attention_items(const AttentionShape& s, const AttentionInputs& in, const C
           const std::size_t len = std::min(Bk, key_end - kb0);
           std::copy(m, m + lanes, m_new);
           if (needs_mask(kb0, len)) {
-            kernels::qk_block<Arch>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, nullptr);
+            kernels::qk_block<Arch, Shape>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, nullptr);
             mask(st, kb0, len);
             kernels::block_max<Arch>(st, len, lanes, m_new);
           } else {
-            kernels::qk_block<Arch>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, m_new);
+            kernels::qk_block<Arch, Shape>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, m_new);
           }
           kernels::online_softmax_block<Arch>(st, len, lanes, c.scale, m, m_new, l, alpha);
-          kernels::pv_block<Arch>(len, pv_rows, dvp, st, vv + kb0 * dvp, ob, alpha,
+          kernels::pv_block<Arch, Shape>(len, pv_rows, dvp, st, vv + kb0 * dvp, ob, alpha,
                                   kb0 == 0 ? Accumulate::zero : Accumulate::rescale);
         }
         for (std::size_t i = 0; i < rows; ++i) alpha[i] = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
@@ -207,7 +212,7 @@ void attention_items(const AttentionShape& s, const AttentionInputs& in, const C
           const std::size_t visible = kb0 < key_end ? std::min(len, key_end - kb0) : 0;
           // Fused max only when the whole block is visible and nothing in it is masked.
           const bool fused = visible == len && !needs_mask(kb0, len);
-          kernels::qk_block<Arch>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, block,
+          kernels::qk_block<Arch, Shape>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, block,
                                   fused ? m : nullptr);
           if (scores)
             kernels::store_transposed<Arch>(block, len, rows, scores + q0 * c.n_k + kb0, c.n_k);
@@ -227,7 +232,7 @@ void attention_items(const AttentionShape& s, const AttentionInputs& in, const C
         }
         for (std::size_t kb0 = 0; with_output && kb0 < key_end; kb0 += Bk) {
           const std::size_t len = std::min(Bk, key_end - kb0);
-          kernels::pv_block<Arch>(len, pv_rows, dvp, st + kb0 * Bq, vv + kb0 * dvp, ob, alpha,
+          kernels::pv_block<Arch, Shape>(len, pv_rows, dvp, st + kb0 * Bq, vv + kb0 * dvp, ob, alpha,
                                   kb0 == 0 ? Accumulate::zero : Accumulate::load);
         }
         for (std::size_t i = 0; i < rows; ++i) alpha[i] = 1.0f;  // already normalised
@@ -249,6 +254,18 @@ void attention_items(const AttentionShape& s, const AttentionInputs& in, const C
       }
     }
   }
+}
+
+// The items with the arch's tiles, or its wide tiles when it has them and they were chosen
+// (kernels::use_wide_tiles): the same results either way, only the speed differs.
+template <class Arch>
+void attention_items(const AttentionShape& s, const AttentionInputs& in, const Call& c,
+                     const AttentionOutputs& out, std::size_t item_begin, std::size_t item_end) {
+  using Wide = kernels::wide_tiles_for<Arch>;
+  if constexpr (Wide::exists)
+    if (kernels::use_wide_tiles.load(std::memory_order_relaxed))
+      return attention_items_with<Arch, Wide>(s, in, c, out, item_begin, item_end);
+  attention_items_with<Arch, kernels::tiles_for<Arch>>(s, in, c, out, item_begin, item_end);
 }
 
 // Items per chunk handed to a thread: about four chunks per thread (slack for a thread that

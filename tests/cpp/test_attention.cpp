@@ -6,6 +6,7 @@
 
 #include "attnlens/attention.hpp"
 #include "attnlens/ops.hpp"
+#include "attnlens/probe.hpp"
 #include "reference.hpp"
 #include "support.hpp"
 
@@ -107,6 +108,62 @@ TEST_CASE("attention matches the float64 reference on many shapes and options") 
     std::uint32_t seed = 1;
     for (const Case& c : kCases) check_against_reference(c, kernel, seed += 10);
   }
+}
+
+// The relaxed build's second register-tile shape (cpp/src/kernels/blocked.hpp) must give the very
+// same bits as its first, on the output-only path and with weights and scores: which one runs is
+// chosen by speed at load (web/engine/tiles.js).
+TEST_CASE("both register-tile shapes give bit-identical results") {
+  if (!attnlens::has_wide_tiles()) {
+    attnlens::set_wide_tiles(true);
+    CHECK_FALSE(attnlens::wide_tiles());  // builds with one shape ignore the request
+    CHECK(attnlens::tile_probe(true, 1) == 0.0);
+    return;
+  }
+  struct Result {
+    std::vector<float> output_only;
+    attnlens::AttentionResult all;
+  };
+  auto run = [](const Case& c, std::uint32_t seed, bool wide) {
+    attnlens::set_wide_tiles(wide);
+    REQUIRE(attnlens::wide_tiles() == wide);
+    const auto& s = c.shape;
+    const auto q = inputs(s.heads * s.n_q * s.d_k, seed, c);
+    const auto k = inputs(s.heads * s.n_k * s.d_k, seed + 1, c);
+    const auto v = support::uniform(s.heads * s.n_k * s.d_v, seed + 2);
+    std::vector<std::uint8_t> mask;
+    if (c.mask != Case::none) {
+      mask.assign(s.n_k, 1);
+      for (std::size_t j = 0; j < s.n_k; j += 3) mask[j] = 0;
+    }
+    AttentionOptions options;
+    options.causal = c.causal;
+    options.key_mask = {mask.data(), mask.size()};
+    if (c.scale > 0) options.scale = c.scale;
+    Result r;
+    r.output_only.assign(s.heads * s.n_q * s.d_v, -1.0f);
+    attnlens::attention(s, {q, k, v}, options, {r.output_only, {}, {}}, attnlens::Kernel::simd);
+    r.all = attnlens::attention(s, {q, k, v}, options, true, attnlens::Kernel::simd);
+    return r;
+  };
+  std::uint32_t seed = 7;
+  for (const Case& c : kCases) {
+    seed += 10;
+    const Result narrow = run(c, seed, false), wide = run(c, seed, true);
+    INFO("shape h=", c.shape.heads, " nQ=", c.shape.n_q, " nK=", c.shape.n_k, " dK=", c.shape.d_k,
+         " dV=", c.shape.d_v, " causal=", c.causal, " mask=", int(c.mask));
+    CHECK(wide.output_only == narrow.output_only);
+    CHECK(wide.all.output == narrow.all.output);
+    CHECK(wide.all.weights == narrow.all.weights);
+    CHECK(wide.all.scores == narrow.all.scores);
+  }
+  // And the wide shape against the float64 reference on its own.
+  attnlens::set_wide_tiles(true);
+  for (const Case& c : kCases) check_against_reference(c, attnlens::Kernel::simd, seed += 10);
+  attnlens::set_wide_tiles(false);
+  // The probe that chooses between them does the flops it reports, with either shape.
+  CHECK(attnlens::tile_probe(false, 2) == attnlens::tile_probe(true, 2));
+  CHECK(attnlens::tile_probe(true, 3) == 1.5 * attnlens::tile_probe(true, 2));
 }
 
 TEST_CASE("softmax is stable for scores of ±1e4") {

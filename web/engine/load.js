@@ -3,6 +3,7 @@
 // the same folder as the module (the URL is relative to import.meta.url, so bundlers see it).
 
 import { isNode, relaxedSimdSupported, simdSupported } from './runtime.js';
+import { chooseTiles } from './tiles.js';
 
 export { isNode, relaxedSimdSupported, simdSupported };
 
@@ -71,5 +72,7 @@ export async function instantiate(variant, extra = {}) {
     ...extra,
   };
   if (isNode) moduleArgs.wasmBinary = await readFileNode(build.wasm());
-  return createModule(moduleArgs);
+  const module = await createModule(moduleArgs);
+  chooseTiles(module);  // the relaxed builds' register tiles: the faster of two shapes here
+  return module;
 }

@@ -161,6 +161,11 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("heapInUse", &heap_in_use);
   function("ceilingProbe", &ceiling_probe);
   function("probeHasFma", &probe_has_fma);
+  // The register-tile choice of the relaxed build (web/engine/tiles.js).
+  function("hasWideTiles", &attnlens::has_wide_tiles);
+  function("setWideTiles", &attnlens::set_wide_tiles);
+  function("wideTiles", &attnlens::wide_tiles);
+  function("tileProbe", &attnlens::tile_probe);
   function("lastCallScratch", &last_call_scratch);
   function("firstNonFinite", &first_non_finite);
 }

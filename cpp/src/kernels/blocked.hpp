@@ -11,6 +11,7 @@
 // Every packed panel is padded with zeros to whole tiles, so the microkernels have no tails.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -71,17 +72,43 @@ struct tile_shape<16> {  // AVX-512: 32 zmm registers
 // The shape an arch tag uses: by vector width, unless the tag has a shape of its own.
 template <class Arch>
 struct tiles_for : tile_shape<vec<Arch>::width> {};
+// A second shape an arch may have (`wide`), with the same blocks (Bq, Bk) and the same order of
+// every sum, so that either gives bit-identical results; which one runs is a speed choice made at
+// run time (use_wide_tiles). Arches without one: none.
+template <class Arch>
+struct wide_tiles_for {
+  static constexpr bool exists = false;
+};
 #ifdef ATTNLENS_RELAXED_SIMD
-// Relaxed SIMD: a fused multiply-add needs no temporary for the product.
+// Relaxed SIMD: a fused multiply-add needs no temporary, so the tile's registers are its
+// accumulators plus the loaded vectors and broadcasts. Which tile is fastest depends on the
+// engine's code generator, measured side by side (in-cache tiles, best of 21 calls, against the
+// 12-chain fused ceiling probe in the same process):
+//   Node 20 (V8 11.3) issues every load of an iteration before its multiply-adds, so 6 × 2
+//   (12 accumulators + 2 loads + 6 broadcasts = 20 of its 15 registers) spills 5 accumulators:
+//   Q·Kᵀ 6 × 2 25.7 GFLOP/s against 37.2 for 4 × 2 (probe 38.4), whole calls 0.69–0.77× the speed.
+//   Chromium 156 compiles 6 × 2 without that penalty: Q·Kᵀ 44.4 against 38.4 for 4 × 2 (probe
+//   40.0), P·V 43.4 against 38.0; whole calls h = 8, n = 512 / 1024 1.10–1.17× faster.
+// Both shapes share Bq = 48 (whole 8-query Q·Kᵀ tiles and whole 4- and 6-query P·V tiles) and
+// Bk = 96 (whole 4- and 6-key panels).
 template <>
 struct tiles_for<wasm_relaxed> {
-  static constexpr std::size_t MK = 4, NQ = 2, MQ = 4, NV = 2, Bq = 40, Bk = 64;
+  static constexpr std::size_t MK = 4, NQ = 2, MQ = 4, NV = 2, Bq = 48, Bk = 96;
+};
+template <>
+struct wide_tiles_for<wasm_relaxed> {
+  static constexpr bool exists = true;
+  static constexpr std::size_t MK = 6, NQ = 2, MQ = 6, NV = 2, Bq = 48, Bk = 96;
 };
 #endif
 
-template <class Arch>
-struct blocking : tiles_for<Arch> {
-  using shape = tiles_for<Arch>;
+// The run-time choice between an arch's two shapes (ignored by arches with one): set once, e.g.
+// by web/engine/tiles.js after timing both; atomic because worker threads read it.
+inline std::atomic<bool> use_wide_tiles{false};
+
+template <class Arch, class Shape = tiles_for<Arch>>
+struct blocking : Shape {
+  using shape = Shape;
   static constexpr std::size_t W = vec<Arch>::width;
   static constexpr std::size_t query_cols = shape::NQ * W;  // queries per QKᵀ tile
   static constexpr std::size_t value_cols = shape::NV * W;  // value columns per P·V tile
@@ -189,10 +216,10 @@ ATTNLENS_NOINLINE void qk_tile(std::size_t d, const float* kp, const float* qt, 
 // S̃ rows [0, keys) of a block (keys rounded up to whole MK panels; the rows past `keys` are
 // computed and ignored) for the first `queries` columns (a multiple of query_cols). With colmax,
 // also its running column max over the block's real keys.
-template <class Arch>
+template <class Arch, class Shape = tiles_for<Arch>>
 ATTNLENS_NOINLINE void qk_block(std::size_t keys, std::size_t queries, std::size_t d,
                                 const float* kp, const float* qt, float* st, float* colmax) {
-  using B = blocking<Arch>;
+  using B = blocking<Arch, Shape>;
   ATTNLENS_OUT_OF_LINE(qk_tile<Arch, B::MK, B::NQ, B::Bq>);
   std::size_t j = 0;
   for (; j + B::MK <= keys; j += B::MK)
@@ -248,11 +275,11 @@ ATTNLENS_NOINLINE void pv_tile(std::size_t keys, const float* pt, const float* v
 
 // O[queries][dp] ⟵ mode(O) + P̃[keys][Bq]ᵀ · V[keys][dp] (dp whole value tiles, V row stride
 // dp; queries a multiple of MQ).
-template <class Arch>
+template <class Arch, class Shape = tiles_for<Arch>>
 ATTNLENS_NOINLINE void pv_block(std::size_t keys, std::size_t queries, std::size_t dp,
                                 const float* pt, const float* v, float* o, const float* alpha,
                                 Accumulate mode) {
-  using B = blocking<Arch>;
+  using B = blocking<Arch, Shape>;
   ATTNLENS_OUT_OF_LINE(pv_tile<Arch, B::MQ, B::NV, B::Bq>);
   for (std::size_t i = 0; i < queries; i += B::MQ)
     for (std::size_t c = 0; c < dp; c += B::value_cols)
