@@ -48,7 +48,7 @@ grep -E '^(Done |stat::number_of_executed_units|stat::new_units_added)|INITED' .
 # module, against llama2.c's recorded text and the float64 reference.
 echo "== JavaScript reference tests on the relaxed-SIMD build (node --experimental-wasm-relaxed-simd)"
 ATTNLENS_TEST_BUILDS=relaxed,relaxed-threads node --experimental-wasm-relaxed-simd --test --test-reporter=spec \
-  tests/js/attention.test.js tests/js/model.test.js tests/js/lm-reference.test.js
+  tests/js/attention.test.js tests/js/model.test.js tests/js/lm-reference.test.js tests/js/tiles.test.js
 
 echo "== JavaScript and browser tests"
 node --test --test-reporter=spec tests/js/*.test.js tests/browser/*.test.js tests/browser/elements/*.test.js

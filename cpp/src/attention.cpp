@@ -112,28 +112,24 @@ void redo_row(const Call& c, std::size_t i, const float* q, const float* k, cons
 // Work items are (head, query block) pairs, numbered h·blocks + b; a thread runs a contiguous
 // range of them (parallel.hpp) with its own scratch, packing a head's keys (and values) when its
 // range enters that head. Every item is computed the same way whichever thread runs it.
-// Shape: the register tiles (kernels::tiles_for<Arch>, or the arch's wide_tiles_for, which has
-// the same blocks and gives the same bits).
-template <class Arch, class Shape>
-void attention_items_with(const AttentionShape& s, const AttentionInputs& in, const Call& c,
-                          const AttentionOutputs& out, std::size_t item_begin,
-                          std::size_t item_end) {
-  using B = kernels::blocking<Arch, Shape>;
-  static_assert(B::Bq == kernels::blocking<Arch>::Bq && B::Bk == kernels::blocking<Arch>::Bk,
-                "work items are numbered by the arch's query blocks");
+template <class Arch>
+void attention_items(const AttentionShape& s, const AttentionInputs& in, const Call& c,
+                     const AttentionOutputs& out, std::size_t item_begin, std::size_t item_end) {
+  using B = kernels::blocking<Arch>;
+  // The register tiles (the arch's own, or its wide ones when chosen: same blocks, same bits).
+  const kernels::call_tiles<Arch> tiles;
   constexpr std::size_t Bq = B::Bq, Bk = B::Bk;
   using kernels::Accumulate;
   using kernels::round_up;
   const bool two_pass = !out.weights.empty() || !out.scores.empty();
   const bool with_output = !out.output.empty();  // else two_pass (check_outputs)
-  const std::size_t n_kp = round_up(c.n_k, B::MK);
+  const std::size_t n_kp = round_up(c.n_k, tiles.mk());
   const std::size_t dvp = round_up(c.d_v, B::value_cols);
   const bool pack_v = with_output && dvp != c.d_v;
 
   // Every per-block step is a function of its own (see ATTNLENS_OUT_OF_LINE): called many times
   // per call, each gets V8's optimised code during the first call, where code inlined here would
   // stay in the baseline compiler's until the next call.
-  ATTNLENS_OUT_OF_LINE(kernels::pack_keys<Arch, B::MK>);
   ATTNLENS_OUT_OF_LINE(kernels::pack_queries_t<Arch, Bq>);
   ATTNLENS_OUT_OF_LINE(kernels::mask_block<Arch>);
   ATTNLENS_OUT_OF_LINE(kernels::block_max<Arch>);
@@ -141,8 +137,6 @@ void attention_items_with(const AttentionShape& s, const AttentionInputs& in, co
   ATTNLENS_OUT_OF_LINE(kernels::online_softmax_block<Arch>);
   ATTNLENS_OUT_OF_LINE(kernels::scale_columns<Arch>);
   ATTNLENS_OUT_OF_LINE(kernels::store_transposed<Arch>);
-  ATTNLENS_OUT_OF_LINE(kernels::qk_block<Arch, Shape>);
-  ATTNLENS_OUT_OF_LINE(kernels::pv_block<Arch, Shape>);
 
   Workspace& ws = Workspace::local();
   float* kp = ws.key_t.get(n_kp * c.d_k);
@@ -165,7 +159,7 @@ void attention_items_with(const AttentionShape& s, const AttentionInputs& in, co
     float* weights = out.weights.empty() ? nullptr : out.weights.data + h * c.n_q * c.n_k;
     float* scores = out.scores.empty() ? nullptr : out.scores.data + h * c.n_q * c.n_k;
     if (packed_head != h) {
-      kernels::pack_keys<Arch, B::MK>(k, c.n_k, c.d_k, kp);
+      tiles.pack_keys(k, c.n_k, c.d_k, kp);
       if (pack_v) kernels::pack_values(v, c.n_k, c.d_v, dvp, vp);
       packed_head = h;
     }
@@ -173,7 +167,7 @@ void attention_items_with(const AttentionShape& s, const AttentionInputs& in, co
     {
       const std::size_t rows = std::min(Bq, c.n_q - q0);
       const std::size_t lanes = round_up(rows, B::query_cols);  // columns of S̃ computed
-      const std::size_t pv_rows = round_up(rows, B::MQ);
+      const std::size_t pv_rows = round_up(rows, tiles.mq());
       // Keys any query of the block can see: the rest of a causal row is never computed.
       const std::size_t key_end = c.causal ? std::min(c.n_k, q0 + rows) : c.n_k;
       kernels::pack_queries_t<Arch, Bq>(q + q0 * c.d_k, rows, c.d_k, qt);
@@ -191,15 +185,15 @@ void attention_items_with(const AttentionShape& s, const AttentionInputs& in, co
           const std::size_t len = std::min(Bk, key_end - kb0);
           std::copy(m, m + lanes, m_new);
           if (needs_mask(kb0, len)) {
-            kernels::qk_block<Arch, Shape>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, nullptr);
+            tiles.qk_block(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, nullptr);
             mask(st, kb0, len);
             kernels::block_max<Arch>(st, len, lanes, m_new);
           } else {
-            kernels::qk_block<Arch, Shape>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, m_new);
+            tiles.qk_block(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, st, m_new);
           }
           kernels::online_softmax_block<Arch>(st, len, lanes, c.scale, m, m_new, l, alpha);
-          kernels::pv_block<Arch, Shape>(len, pv_rows, dvp, st, vv + kb0 * dvp, ob, alpha,
-                                  kb0 == 0 ? Accumulate::zero : Accumulate::rescale);
+          tiles.pv_block(len, pv_rows, dvp, st, vv + kb0 * dvp, ob, alpha,
+                         kb0 == 0 ? Accumulate::zero : Accumulate::rescale);
         }
         for (std::size_t i = 0; i < rows; ++i) alpha[i] = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
       } else {
@@ -212,8 +206,7 @@ void attention_items_with(const AttentionShape& s, const AttentionInputs& in, co
           const std::size_t visible = kb0 < key_end ? std::min(len, key_end - kb0) : 0;
           // Fused max only when the whole block is visible and nothing in it is masked.
           const bool fused = visible == len && !needs_mask(kb0, len);
-          kernels::qk_block<Arch, Shape>(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, block,
-                                  fused ? m : nullptr);
+          tiles.qk_block(len, lanes, c.d_k, kp + kb0 * c.d_k, qt, block, fused ? m : nullptr);
           if (scores)
             kernels::store_transposed<Arch>(block, len, rows, scores + q0 * c.n_k + kb0, c.n_k);
           if (fused || visible == 0) continue;
@@ -232,8 +225,8 @@ void attention_items_with(const AttentionShape& s, const AttentionInputs& in, co
         }
         for (std::size_t kb0 = 0; with_output && kb0 < key_end; kb0 += Bk) {
           const std::size_t len = std::min(Bk, key_end - kb0);
-          kernels::pv_block<Arch, Shape>(len, pv_rows, dvp, st + kb0 * Bq, vv + kb0 * dvp, ob, alpha,
-                                  kb0 == 0 ? Accumulate::zero : Accumulate::load);
+          tiles.pv_block(len, pv_rows, dvp, st + kb0 * Bq, vv + kb0 * dvp, ob, alpha,
+                         kb0 == 0 ? Accumulate::zero : Accumulate::load);
         }
         for (std::size_t i = 0; i < rows; ++i) alpha[i] = 1.0f;  // already normalised
       }
@@ -254,18 +247,6 @@ void attention_items_with(const AttentionShape& s, const AttentionInputs& in, co
       }
     }
   }
-}
-
-// The items with the arch's tiles, or its wide tiles when it has them and they were chosen
-// (kernels::use_wide_tiles): the same results either way, only the speed differs.
-template <class Arch>
-void attention_items(const AttentionShape& s, const AttentionInputs& in, const Call& c,
-                     const AttentionOutputs& out, std::size_t item_begin, std::size_t item_end) {
-  using Wide = kernels::wide_tiles_for<Arch>;
-  if constexpr (Wide::exists)
-    if (kernels::use_wide_tiles.load(std::memory_order_relaxed))
-      return attention_items_with<Arch, Wide>(s, in, c, out, item_begin, item_end);
-  attention_items_with<Arch, kernels::tiles_for<Arch>>(s, in, c, out, item_begin, item_end);
 }
 
 // Items per chunk handed to a thread: about four chunks per thread (slack for a thread that

@@ -1,7 +1,6 @@
 #include "attnlens/probe.hpp"
 
 #include <stdexcept>
-#include <vector>
 
 #include "kernels/blocked.hpp"
 
@@ -94,32 +93,6 @@ using TileArch = kernels::simd_arch;
 using TileArch = kernels::scalar_arch;
 #endif
 using WideTiles = kernels::wide_tiles_for<TileArch>;
-
-template <class Shape>
-double run_tiles(std::uint32_t blocks) {
-  using B = kernels::blocking<TileArch, Shape>;
-  constexpr std::size_t d = 64, keys = B::Bk, queries = B::Bq;
-  // kp [Bk][d] (panels), Qᵀ [d][Bq], S̃ [Bk][Bq], V [Bk][d], O [Bq][d], column max, α
-  static std::vector<float> buffer;
-  buffer.assign(keys * d * 2 + d * queries + keys * queries + queries * d + 2 * queries, 0.0f);
-  float* kp = buffer.data();
-  float* v = kp + keys * d;
-  float* qt = v + keys * d;
-  float* st = qt + d * queries;
-  float* o = st + keys * queries;
-  float* colmax = o + queries * d;
-  float* alpha = colmax + queries;
-  for (std::size_t i = 0; i < keys * d; ++i)
-    kp[i] = 0.01f * static_cast<float>(i % 7), v[i] = 0.01f * static_cast<float>(i % 5);
-  for (std::size_t i = 0; i < d * queries; ++i) qt[i] = 0.01f * static_cast<float>(i % 3);
-  for (std::size_t i = 0; i < queries; ++i) alpha[i] = 0.5f;  // keeps O bounded
-  for (std::uint32_t b = 0; b < blocks; ++b) {
-    kernels::qk_block<TileArch, Shape>(keys, queries, d, kp, qt, st, colmax);
-    kernels::pv_block<TileArch, Shape>(keys, queries, d, st, v, o, alpha,
-                                       kernels::Accumulate::rescale);
-  }
-  return 4.0 * static_cast<double>(blocks) * keys * queries * d;
-}
 }  // namespace
 
 bool has_wide_tiles() { return WideTiles::exists; }
@@ -127,16 +100,6 @@ bool has_wide_tiles() { return WideTiles::exists; }
 void set_wide_tiles(bool wide) { kernels::use_wide_tiles.store(wide && WideTiles::exists); }
 
 bool wide_tiles() { return kernels::use_wide_tiles.load(); }
-
-template <class Wide>
-double tile_probe_with(bool wide, std::uint32_t blocks) {
-  if constexpr (Wide::exists)
-    return wide ? run_tiles<Wide>(blocks) : run_tiles<kernels::tiles_for<TileArch>>(blocks);
-  else
-    return (void)wide, (void)blocks, 0.0;
-}
-
-double tile_probe(bool wide, std::uint32_t blocks) { return tile_probe_with<WideTiles>(wide, blocks); }
 
 std::size_t last_call_scratch_bytes() { return Workspace::local().call_bytes(); }
 

@@ -3,6 +3,7 @@
 // Plain JavaScript with no imports from Node or the DOM.
 import { makeInputs } from './peers.js';
 import { independentCeiling } from './wasm-probe.js';
+import { tileChoices } from '../../web/engine/tiles.js';
 
 export const DEFAULTS = {
   sizes: [128, 256, 512, 1024, 2048], heads: [1, 8], runs: 7, d: 64, jsMaxN: 1024,
@@ -83,7 +84,9 @@ export function measureCeiling(lens, { runs = 15, iterations = 2e6, warmupMs = 3
   };
   const mulAdd = higher('mulAdd'), fma = higher('fma');
   const main = ours.fma ? fma : mulAdd;
-  return { gflops: main.gflops, median: main.median, op: ours.op, mulAdd, fma, ours, independent, iterations, runs };
+  // The register tiles the relaxed build chose at load (web/engine/tiles.js), for the report.
+  const tiles = tileChoices()[0] ?? null;
+  return { gflops: main.gflops, median: main.median, op: ours.op, mulAdd, fma, ours, independent, iterations, runs, tiles };
 }
 
 /** One call of each probe at its best chain counts: a sample per benchmark round, per instruction the higher. */
@@ -217,6 +220,11 @@ export function formatCeiling(ceiling) {
     'after the contestants, at its best chain count), so that load from other processes affects both alike;',
     '"% best" divides by the higher of the two start-of-run probes. The relaxed build is held to the fused',
     'multiply-add ceiling, every other contestant to mul+add.');
+  const t = ceiling.tiles;
+  if (t)
+    lines.push(`Register tiles of the relaxed build, chosen at load (web/engine/tiles.js): ${t.wide ? '6 × 2' : '4 × 2'} ` +
+      (t.ms ? `(a timed attention call, best of ${t.rounds} rounds: 4 × 2 ${t.ms[0].toFixed(2)} ms, 6 × 2 ${t.ms[1].toFixed(2)} ms).`
+        : '(not timed: this V8 is known to spill the 6 × 2 tile).'));
   return lines;
 }
 

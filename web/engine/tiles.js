@@ -1,39 +1,62 @@
-// The relaxed-SIMD build carries two shapes of the attention kernels' register tiles (4 × 2 and
-// 6 × 2, cpp/src/kernels/blocked.hpp) that give bit-identical results; which one runs faster
-// depends on the engine's code generator (Node 20's V8 11.3 spills the wide tile and runs it at
-// ~0.7× the speed; Chromium 156's V8 runs it ~1.1–1.17× faster). So the module times both on
-// in-cache blocks, interleaved, and keeps the faster. The warm-up also gets both tiles V8's
-// optimised code before the first real call. Only the speed depends on the outcome.
+// The relaxed build's two register tiles (4 × 2, 6 × 2: cpp/src/kernels/blocked.hpp) give the same
+// bits; the faster depends on the engine (6 × 2: ~0.7× in Node 20, ~1.1× in Chromium 156). Time an
+// attention call with each, interleaved (which also warms the kernels up), and keep the faster.
 
-const WARMUP_ROUNDS = 2;
-const MAX_ROUNDS = 8;
-// A clear winner (Node 20: the wide tile at ~0.7× the speed) ends the timing early.
-const DECISIVE = 0.85;
-// ~75 MFLOP per sample (~2 ms): 20 steps of a browser's 100 µs coarsened clock.
-const BLOCKS = 64;
+// Warm-up: ~3 rounds in Chromium before both run optimised code. 6 × 2 must be ≥ 3 % faster at
+// best and not ≥ 3 % slower at the median; a clear loss ends early. A sample: h = 2, n = 256,
+// d = 64, three calls (~3 ms: 30 steps of a browser's 0.1 ms clock).
+const WARMUP_ROUNDS = 3, ROUNDS = 6, WIN = 0.97, LOSS = 0.85;
+const HEADS = 2, N = 256, D = 64, CALLS = 3;
+// Node 20's V8 (11.3) spills 6 × 2: not timed there.
+const v8Major = Number(globalThis.process?.versions?.v8?.split('.')[0]);
+const knownSlowWide = v8Major > 0 && v8Major < 12;
+
+const choices = [];
+/** The choices made so far, first first (for benchmark reports). */
+export const tileChoices = () => choices.slice();
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1] : Infinity;
+}
 
 /**
- * Picks the faster tile shape for `module` (an engine or model module) and returns
- * { wide, ms: [narrow, wide], rounds } (the best time of each), or null when the build has one
- * shape. Costs ~10 ms (a clear winner) to ~35 ms (close times) once per module.
+ * Sets the faster shape on `module`; returns { wide, ms: [narrow, wide] (best of each; null when
+ * not timed), rounds }, or null for builds with one shape. ~20–60 ms, once per module.
  */
-export function chooseTiles(module, { blocks = BLOCKS, clock = () => performance.now() } = {}) {
+export function chooseTiles(module, { clock = () => performance.now() } = {}) {
   if (!module.hasWideTiles?.()) return null;
-  const best = [Infinity, Infinity];
-  const sample = (wide) => {
-    const t0 = clock();
-    module.tileProbe(wide, blocks);
-    return clock() - t0;
-  };
-  for (let i = 0; i < WARMUP_ROUNDS; i++) sample(false), sample(true);
-  let rounds = 0;
-  while (rounds < MAX_ROUNDS) {
-    for (const wide of rounds % 2 ? [true, false] : [false, true])
-      best[+wide] = Math.min(best[+wide], sample(wide));
-    rounds++;
-    if (rounds >= 2 && Math.min(...best) < DECISIVE * Math.max(...best)) break;
+  const floats = HEADS * N * D;
+  const base = module._malloc(4 * floats * 4);
+  if (!base) return null;  // keep the default shape
+  const times = [[], []];
+  try {
+    const heap = module.HEAPF32.subarray(base / 4, base / 4 + 3 * floats);
+    for (let i = 0; i < heap.length; i++) heap[i] = ((i * 7919) % 1024) / 512 - 1;  // q, k, v
+    const call = {
+      q: base, k: base + 4 * floats, v: base + 8 * floats, keyMask: 0, output: base + 12 * floats,
+      weights: 0, scores: 0, heads: HEADS, nQ: N, nK: N, dK: D, dV: D, scale: 1 / Math.sqrt(D),
+      causal: false, simd: true,
+    };
+    const sample = (wide) => {
+      module.setWideTiles(wide);
+      const t0 = clock();
+      for (let c = 0; c < CALLS; c++) module.attention(call);
+      return clock() - t0;
+    };
+    for (let i = 0; i < WARMUP_ROUNDS; i++) sample(false), knownSlowWide || sample(true);
+    for (let r = 0; r < ROUNDS && !knownSlowWide; r++) {
+      for (const wide of r % 2 ? [true, false] : [false, true]) times[+wide].push(sample(wide));
+      if (r >= 2 && Math.min(...times[0]) < LOSS * Math.min(...times[1])) break;
+    }
+  } finally {
+    module._free(base);
   }
-  const wide = best[1] < best[0];
+  const best = times.map((t) => Math.min(...t)), middle = times.map(median);
+  const rounds = times[0].length;
+  const wide = rounds > 0 && best[1] < WIN * best[0] && middle[1] * WIN < middle[0];
   module.setWideTiles(wide);
-  return { wide, ms: best, rounds };
+  const choice = { wide, ms: rounds ? best : null, rounds };
+  choices.push(choice);
+  return choice;
 }

@@ -165,7 +165,6 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("hasWideTiles", &attnlens::has_wide_tiles);
   function("setWideTiles", &attnlens::set_wide_tiles);
   function("wideTiles", &attnlens::wide_tiles);
-  function("tileProbe", &attnlens::tile_probe);
   function("lastCallScratch", &last_call_scratch);
   function("firstNonFinite", &first_non_finite);
 }

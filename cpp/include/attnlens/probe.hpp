@@ -35,15 +35,11 @@ inline double ceiling_probe_flops(std::uint32_t iterations, int chains = 12) {
 // The attention kernels' register tiles. The relaxed-SIMD wasm build has two shapes (4 × 2 and
 // 6 × 2, cpp/src/kernels/blocked.hpp) with the same blocks and the same order of every sum, so
 // either gives bit-identical results; which one an engine compiles to faster code differs (V8 11.3
-// spills the wide one, V8 15 does not), so web/engine/tiles.js times both with tile_probe() and
+// spills the wide one, V8 15 does not), so web/engine/tiles.js times attention calls with each and
 // picks. has_wide_tiles() is false (and set_wide_tiles() does nothing) in every other build.
 bool has_wide_tiles();
 void set_wide_tiles(bool wide);
 bool wide_tiles();
-// One sample for that choice: `blocks` rounds of a key block's Q·Kᵀ and P·V tiles (Bk keys × Bq
-// queries, d = 64) with the chosen shape on fixed data that stays in cache; returns the flops done
-// (0 without wide tiles).
-double tile_probe(bool wide, std::uint32_t blocks);
 
 // Bytes of engine scratch the last attention() or multi_head_attention() call on this thread
 // asked for (its working memory beyond the caller's arguments and results). The scratch itself

@@ -100,6 +100,10 @@ struct wide_tiles_for<wasm_relaxed> {
   static constexpr bool exists = true;
   static constexpr std::size_t MK = 6, NQ = 2, MQ = 6, NV = 2, Bq = 48, Bk = 96;
 };
+static_assert(wide_tiles_for<wasm_relaxed>::Bq == tiles_for<wasm_relaxed>::Bq &&
+                  wide_tiles_for<wasm_relaxed>::Bk == tiles_for<wasm_relaxed>::Bk &&
+                  wide_tiles_for<wasm_relaxed>::NQ == tiles_for<wasm_relaxed>::NQ,
+              "the two shapes share the blocks and the Q·Kᵀ column groups: the same bits");
 #endif
 
 // The run-time choice between an arch's two shapes (ignored by arches with one): set once, e.g.
@@ -286,6 +290,55 @@ ATTNLENS_NOINLINE void pv_block(std::size_t keys, std::size_t queries, std::size
       pv_tile<Arch, B::MQ, B::NV, B::Bq>(keys, pt + i, v + c, dp, o + i * dp + c, dp, alpha + i,
                                          mode);
 }
+
+// The register tiles one call runs: the arch's own, or its wide ones when the arch has them and
+// they were chosen (use_wide_tiles, read once per call). Only the key panels (MK), the P·V row
+// groups (MQ) and the tile loops differ; blocks, score layout and every sum's order are the same.
+template <class Arch>
+class call_tiles {
+  using Narrow = tiles_for<Arch>;
+  using Wide = wide_tiles_for<Arch>;
+
+  template <class F>
+  decltype(auto) with(F&& f) const {
+    if constexpr (Wide::exists)
+      if (wide_) return f(Wide{});
+    return f(Narrow{});
+  }
+
+ public:
+  call_tiles() : wide_(Wide::exists && use_wide_tiles.load(std::memory_order_relaxed)) {}
+
+  std::size_t mk() const { return with([](auto t) { return decltype(t)::MK; }); }
+  std::size_t mq() const { return with([](auto t) { return decltype(t)::MQ; }); }
+
+  void pack_keys(const float* k, std::size_t n, std::size_t d, float* out) const {
+    with([&](auto t) {
+      constexpr std::size_t MK = decltype(t)::MK;
+      ATTNLENS_OUT_OF_LINE(kernels::pack_keys<Arch, MK>);
+      kernels::pack_keys<Arch, MK>(k, n, d, out);
+    });
+  }
+  void qk_block(std::size_t keys, std::size_t queries, std::size_t d, const float* kp,
+                const float* qt, float* st, float* colmax) const {
+    with([&](auto t) {
+      using S = decltype(t);
+      ATTNLENS_OUT_OF_LINE(kernels::qk_block<Arch, S>);
+      kernels::qk_block<Arch, S>(keys, queries, d, kp, qt, st, colmax);
+    });
+  }
+  void pv_block(std::size_t keys, std::size_t queries, std::size_t dp, const float* pt,
+                const float* v, float* o, const float* alpha, Accumulate mode) const {
+    with([&](auto t) {
+      using S = decltype(t);
+      ATTNLENS_OUT_OF_LINE(kernels::pv_block<Arch, S>);
+      kernels::pv_block<Arch, S>(keys, queries, dp, pt, v, o, alpha, mode);
+    });
+  }
+
+ private:
+  bool wide_;
+};
 
 // Masks one block of S̃ in place with −inf: keys whose key_bias is −inf (padding mask, bias is 0
 // or −inf per key) and, when causal, keys after the query (key first_key + j vs query

@@ -1,0 +1,76 @@
+// The relaxed build's register-tile choice (web/engine/tiles.js): made once per module at load,
+// reported by tileChoices(), and invisible in the results: both shapes give the same bits through
+// the module's attention call. Builds with one shape report no choice. The relaxed part needs
+// `node --experimental-wasm-relaxed-simd` (scripts/test.sh runs this file with it too); with
+// ATTNLENS_TEST_BUILDS naming relaxed, a runtime without it is a failure, not a skip.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { instantiate, relaxedSimdSupported } from '../../web/engine/load.js';
+import { chooseTiles, tileChoices } from '../../web/engine/tiles.js';
+import * as ref from './reference.js';
+
+const relaxed = relaxedSimdSupported();
+if (process.env.ATTNLENS_TEST_BUILDS?.split(',').includes('relaxed') && !relaxed)
+  throw new Error('ATTNLENS_TEST_BUILDS names relaxed, but this runtime has no relaxed SIMD');
+
+// Output-only attention on the module's heap: [heads, n, d] inputs, the output copied out.
+function attention(module, { heads, nQ, nK, d, causal }, q, k, v) {
+  const bytes = (x) => x.length * 4;
+  const out = heads * nQ * d;
+  const base = module._malloc(bytes(q) + bytes(k) + bytes(v) + out * 4);
+  try {
+    const [aq, ak, av, ao] = [base, base + bytes(q), base + bytes(q) + bytes(k), base + bytes(q) + bytes(k) + bytes(v)];
+    module.HEAPF32.set(q, aq / 4);
+    module.HEAPF32.set(k, ak / 4);
+    module.HEAPF32.set(v, av / 4);
+    const error = module.attention({ q: aq, k: ak, v: av, keyMask: 0, output: ao, weights: 0, scores: 0, heads, nQ, nK,
+      dK: d, dV: d, scale: 1 / Math.sqrt(d), causal, simd: true });
+    assert.equal(error, '');
+    return module.HEAPF32.slice(ao / 4, ao / 4 + out);
+  } finally {
+    module._free(base);
+  }
+}
+
+describe('register tiles', () => {
+  it('a build with one tile shape makes no choice', async () => {
+    const before = tileChoices().length;
+    const simd = await instantiate('simd');
+    assert.equal(simd.hasWideTiles(), false);
+    assert.equal(chooseTiles(simd), null);
+    simd.setWideTiles(true);
+    assert.equal(simd.wideTiles(), false);
+    assert.equal(tileChoices().length, before);
+  });
+
+  it('the relaxed build chooses at load, and both shapes give the same bits', { skip: !relaxed && 'no relaxed SIMD here' }, async () => {
+    const before = tileChoices().length;
+    const module = await instantiate('relaxed');
+    assert.equal(module.hasWideTiles(), true);
+    const choices = tileChoices();
+    assert.equal(choices.length, before + 1);  // instantiate() chose, once
+    const choice = choices.at(-1);
+    assert.equal(typeof choice.wide, 'boolean');
+    assert.equal(module.wideTiles(), choice.wide);
+    // Node 20's V8 is known to spill the wide tile: no timing, the default shape; elsewhere timed.
+    if (Number(process.versions.v8.split('.')[0]) < 12) assert.deepEqual(choice, { wide: false, ms: null, rounds: 0 });
+    else assert.ok(choice.rounds >= 3 && choice.ms.every((ms) => ms > 0 && Number.isFinite(ms)), JSON.stringify(choice));
+
+    // Shapes that leave partial key panels, query blocks and P·V tiles, causal or not.
+    for (const shape of [{ heads: 2, nQ: 131, nK: 101, d: 64, causal: false }, { heads: 1, nQ: 97, nK: 97, d: 40, causal: true }]) {
+      const q = ref.uniform(shape.heads * shape.nQ * shape.d, 1);
+      const k = ref.uniform(shape.heads * shape.nK * shape.d, 2);
+      const v = ref.uniform(shape.heads * shape.nK * shape.d, 3);
+      module.setWideTiles(false);
+      const narrow = attention(module, shape, q, k, v);
+      module.setWideTiles(true);
+      assert.equal(module.wideTiles(), true);
+      const wide = attention(module, shape, q, k, v);
+      assert.deepEqual(new Uint32Array(wide.buffer), new Uint32Array(narrow.buffer), JSON.stringify(shape));
+      const want = ref.attention(q, k, v, { ...shape, dK: shape.d, dV: shape.d });
+      assert.ok(ref.maxAbsDiff(wide, want.output) < 1e-5, JSON.stringify(shape));
+    }
+    module.setWideTiles(choice.wide);
+  });
+});
