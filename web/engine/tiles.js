@@ -2,11 +2,11 @@
 // bits; the faster depends on the engine (6 × 2: ~0.7× in Node 20, ~1.1× in Chromium 156). Time an
 // attention call with each, interleaved (which also warms the kernels up), and keep the faster.
 
-// Warm-up: ~3 rounds in Chromium before both run optimised code. 6 × 2 must be ≥ 3 % faster at
-// best and not ≥ 3 % slower at the median; a clear loss ends early. A sample: h = 2, n = 256,
-// d = 64, three calls (~3 ms: 30 steps of a browser's 0.1 ms clock).
-const WARMUP_ROUNDS = 3, ROUNDS = 6, WIN = 0.97, LOSS = 0.85;
-const HEADS = 2, N = 256, D = 64, CALLS = 3;
+// Warm-up: ~3 rounds in Chromium before both run optimised code. 6 × 2 must be faster at best and
+// not ≥ 3 % slower at the median; a clear loss ends early. A sample: h = 1, n = 384, d = 64, three
+// calls (~3 ms: 30 steps of a browser's 0.1 ms clock; the tiles are most of the time from n ≈ 384).
+const WARMUP_ROUNDS = 3, ROUNDS = 6, SLOWER = 1.03, LOSS = 0.85;
+const HEADS = 1, N = 384, D = 64, CALLS = 3;
 // Node 20's V8 (11.3) spills 6 × 2: not timed there.
 const v8Major = Number(globalThis.process?.versions?.v8?.split('.')[0]);
 const knownSlowWide = v8Major > 0 && v8Major < 12;
@@ -54,7 +54,7 @@ export function chooseTiles(module, { clock = () => performance.now() } = {}) {
   }
   const best = times.map((t) => Math.min(...t)), middle = times.map(median);
   const rounds = times[0].length;
-  const wide = rounds > 0 && best[1] < WIN * best[0] && middle[1] * WIN < middle[0];
+  const wide = rounds > 0 && best[1] < best[0] && middle[1] < SLOWER * middle[0];
   module.setWideTiles(wide);
   const choice = { wide, ms: rounds ? best : null, rounds };
   choices.push(choice);
