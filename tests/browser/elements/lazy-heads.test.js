@@ -139,8 +139,9 @@ describe('the heatmap computes the head it shows, other heads on demand', () => 
     await page.locator('#map').locator('.plot').focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowRight');
-    const said = await page.evaluate(() => {
+    const said = await page.evaluate(async () => {
       const el = document.getElementById('map');
+      await new Promise(requestAnimationFrame);  // the readout is redrawn once per frame
       return { live: el.shadowRoot.querySelector('[aria-live]').textContent, readout: el.shadowRoot.querySelector('.readout').textContent };
     });
     // Row 2 ("cat"), column 2 ("cat"): to 4 decimals in the live region, in full in the readout.
@@ -180,6 +181,47 @@ describe('the heatmap computes the head it shows, other heads on demand', () => 
       el.head = 0;
       await el.updateComplete;
     });
+  });
+
+  it('n = 512, h = 8 (the frame benchmark\'s figure): a render listener attached before the second change fires; the heads shown are right', async () => {
+    const N = 512, H = 8, D = 64;
+    const [bq, bk] = [ref.uniform(H * N * D, 71), ref.uniform(H * N * D, 72)];
+    const got = await page.evaluate(async ([tokens, q, k, H, D]) => {
+      const el = document.getElementById('map');
+      el.data = { tokens, heads: H, dK: D, Q: q, K: k };
+      await el.updateComplete;
+      const renders = [];
+      let count = 0;
+      el.addEventListener('render', () => { count++; });
+      for (const temperature of [2, 3]) {  // issue 9: the second change's once-listener never fired
+        let fired = false;
+        el.addEventListener('render', () => { fired = true; }, { once: true });
+        const before = count;
+        el.temperature = temperature;
+        await el.updateComplete;
+        renders.push({ fired, events: count - before });
+      }
+      const head0 = Array.from(el.weights.subarray(0, 2 * 512));  // rows 0 and 1 of head 1
+      const before = count;
+      el.head = 5;
+      await el.updateComplete;
+      renders.push({ fired: true, events: count - before });
+      const head5 = Array.from(el.weights.subarray(300 * 512, 302 * 512));  // rows 300, 301 of head 6
+      return { renders, head0, head5 };
+    }, [Array.from({ length: N }, (_, i) => `t${i}`), bq, bk, H, D]);
+    assert.deepEqual(got.renders, [{ fired: true, events: 1 }, { fired: true, events: 1 }, { fired: true, events: 1 }]);
+    // Float64 attention of the two heads alone (the others do not matter to them), at T = 3.
+    const one = (h) => ref.attention(bq.subarray(h * N * D, (h + 1) * N * D), bk.subarray(h * N * D, (h + 1) * N * D),
+      bk.subarray(h * N * D, (h + 1) * N * D), { dK: D, scale: 1 / Math.sqrt(D) / 3 }).weights;
+    assertClose(got.head0, Array.from(one(0).subarray(0, 2 * N)), 1e-5, 'n = 512, head 1, rows 0–1');
+    assertClose(got.head5, Array.from(one(5).subarray(300 * N, 302 * N)), 1e-5, 'n = 512, head 6, rows 300–301');
+    await page.evaluate(async (data) => {
+      const el = document.getElementById('map');
+      el.data = data;
+      el.temperature = 1;
+      el.head = 0;
+      await el.updateComplete;
+    }, DATA);
   });
 
   it('precomputed weights: a head switch after a temperature change re-weights that head', async () => {
