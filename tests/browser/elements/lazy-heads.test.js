@@ -245,3 +245,52 @@ describe('the heatmap computes the head it shows, other heads on demand', () => 
     assertClose(got, expected, 1e-5, 'precomputed head 3 at T = 2');
   });
 });
+
+describe('figures showing several heads compute each of them for the new state', () => {
+  let browser, page;
+  before(async () => {
+    browser = await startBrowser();
+    page = await browser.fixture('<attn-lines id="lines" heads="1 3" query="4"></attn-lines>' +
+      '<attn-compare id="cmp" head-a="0" head-b="2" view="all"></attn-compare>');
+    const ok = await page.evaluate(async (data) => {
+      const out = [];
+      for (const id of ['lines', 'cmp']) {
+        const el = document.getElementById(id);
+        el.data = data;
+        out.push(await el.updateComplete);
+      }
+      return out;
+    }, DATA);
+    assert.deepEqual(ok, [true, true]);
+  });
+  after(async () => { await browser?.close(); });
+
+  it('<attn-lines heads="1 3">: after a temperature change both heads\' lines carry their float64 weights', async () => {
+    const t2 = want({ temperature: 2 });
+    const boxes = await page.evaluate(async () => {
+      const el = document.getElementById('lines');
+      el.temperature = 2;
+      await el.updateComplete;
+      return [...el.toSVG().matchAll(/data-box-head="(\d+)" data-box-key="(\d+)" data-weight="([^"]+)"/g)]
+        .map((m) => ({ head: Number(m[1]), key: Number(m[2]), weight: Number(m[3]) }));
+    });
+    assert.deepEqual([...new Set(boxes.map((b) => b.head))], [1, 3]);
+    assert.ok(boxes.length >= 2 * (n - 1), `${boxes.length} weight boxes`);
+    for (const { head: h, key, weight } of boxes)
+      assert.ok(Math.abs(weight - t2[h * size + 4 * n + key]) <= 1e-6, `head ${h}, row 4, key ${key}: ${weight} vs ${t2[h * size + 4 * n + key]}`);
+  });
+
+  it('<attn-compare head-a="0" head-b="2">: after a mask change, A, B and A − B are those of the new state', async () => {
+    const t = want({ temperature: 1.5, causal: true });
+    const got = await page.evaluate(async () => {
+      const el = document.getElementById('cmp');
+      el.temperature = 1.5;
+      el.mask = 'causal';
+      await el.updateComplete;
+      return { a: Array.from(el.weightsA), b: Array.from(el.weightsB), d: Array.from(el.difference) };
+    });
+    assertClose(got.a, head(t, 0), 1e-5, 'A = head 1');
+    assertClose(got.b, head(t, 2), 1e-5, 'B = head 3');
+    assertClose(got.d, head(t, 0).map((x, c) => x - t[2 * size + c]), 2e-5, 'A − B');
+  });
+});
