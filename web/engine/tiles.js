@@ -2,11 +2,12 @@
 // bits; the faster depends on the engine (6 × 2: ~0.7× in Node 20, ~1.1× in Chromium 156). Time an
 // attention call with each, interleaved (which also warms the kernels up), and keep the faster.
 
-// Warm-up: ~3 rounds in Chromium before both run optimised code. 6 × 2 must be faster at best and
-// not ≥ 3 % slower at the median; a clear loss ends early. A sample: h = 1, n = 384, d = 64, three
-// calls (~3 ms: 30 steps of a browser's 0.1 ms clock; the tiles are most of the time from n ≈ 384).
-const WARMUP_ROUNDS = 3, ROUNDS = 6, SLOWER = 1.03, LOSS = 0.85;
-const HEADS = 1, N = 384, D = 64, CALLS = 3;
+// Warm-up: single calls (Chromium runs optimised code from the second call on). 6 × 2 must be
+// faster at best and not ≥ 3 % slower at the median; a clear loss ends early. A sample: h = 1,
+// n = 384, d = 64, two calls (~2 ms: 20 steps of a browser's 0.1 ms clock; the tiles are most of
+// the time from n ≈ 384). ~20 calls in all.
+const WARMUP_ROUNDS = 2, ROUNDS = 5, SLOWER = 1.03, LOSS = 0.85;
+const HEADS = 1, N = 384, D = 64, CALLS = 2;
 // Node 20's V8 (11.3) spills 6 × 2: not timed there.
 const v8Major = Number(globalThis.process?.versions?.v8?.split('.')[0]);
 const knownSlowWide = v8Major > 0 && v8Major < 12;
@@ -22,7 +23,7 @@ function median(xs) {
 
 /**
  * Sets the faster shape on `module`; returns { wide, ms: [narrow, wide] (best of each; null when
- * not timed), rounds }, or null for builds with one shape. ~20–60 ms, once per module.
+ * not timed), rounds }, or null for builds with one shape. ~25 ms, once per module.
  */
 export function chooseTiles(module, { clock = () => performance.now() } = {}) {
   if (!module.hasWideTiles?.()) return null;
@@ -38,13 +39,13 @@ export function chooseTiles(module, { clock = () => performance.now() } = {}) {
       weights: 0, scores: 0, heads: HEADS, nQ: N, nK: N, dK: D, dV: D, scale: 1 / Math.sqrt(D),
       causal: false, simd: true,
     };
-    const sample = (wide) => {
+    const sample = (wide, calls = CALLS) => {
       module.setWideTiles(wide);
       const t0 = clock();
-      for (let c = 0; c < CALLS; c++) module.attention(call);
+      for (let c = 0; c < calls; c++) module.attention(call);
       return clock() - t0;
     };
-    for (let i = 0; i < WARMUP_ROUNDS; i++) sample(false), knownSlowWide || sample(true);
+    for (let i = 0; i < WARMUP_ROUNDS; i++) sample(false, 1), knownSlowWide || sample(true, 1);
     for (let r = 0; r < ROUNDS && !knownSlowWide; r++) {
       for (const wide of r % 2 ? [true, false] : [false, true]) times[+wide].push(sample(wide));
       if (r >= 2 && Math.min(...times[0]) < LOSS * Math.min(...times[1])) break;
