@@ -2,11 +2,11 @@
 // bits; the faster depends on the engine (6 × 2: ~0.7× in Node 20, ~1.1× in Chromium 156). Time an
 // attention call with each, interleaved (which also warms the kernels up), and keep the faster.
 
-// Warm-up: single calls (Chromium runs optimised code from the second call on). 6 × 2 must be
-// faster at best and not ≥ 3 % slower at the median; a clear loss ends early. A sample: h = 1,
-// n = 384, d = 64, two calls (~2 ms: 20 steps of a browser's 0.1 ms clock; the tiles are most of
-// the time from n ≈ 384). ~20 calls in all.
-const WARMUP_ROUNDS = 2, ROUNDS = 5, SLOWER = 1.03, LOSS = 0.85;
+// Warm-up: single calls (optimised code arrives after a few; a shape still in baseline code when
+// timed just loses). 6 × 2 must be ≥ 2 % faster at best (the best of each is what load from
+// other processes disturbs least). A sample: h = 1, n = 384, d = 64, two calls (~2 ms: 20 steps of
+// a browser's 0.1 ms clock; the tiles are most of the time from n ≈ 384). ~26 calls in all.
+const WARMUP_ROUNDS = 3, ROUNDS = 5, WIN = 0.98;
 const HEADS = 1, N = 384, D = 64, CALLS = 2;
 // Node 20's V8 (11.3) spills 6 × 2: not timed there.
 const v8Major = Number(globalThis.process?.versions?.v8?.split('.')[0]);
@@ -16,14 +16,9 @@ const choices = [];
 /** The choices made so far, first first (for benchmark reports). */
 export const tileChoices = () => choices.slice();
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[s.length >> 1] : Infinity;
-}
-
 /**
  * Sets the faster shape on `module`; returns { wide, ms: [narrow, wide] (best of each; null when
- * not timed), rounds }, or null for builds with one shape. ~25 ms, once per module.
+ * not timed), rounds }, or null for builds with one shape. ~30 ms, once per module.
  */
 export function chooseTiles(module, { clock = () => performance.now() } = {}) {
   if (!module.hasWideTiles?.()) return null;
@@ -48,14 +43,13 @@ export function chooseTiles(module, { clock = () => performance.now() } = {}) {
     for (let i = 0; i < WARMUP_ROUNDS; i++) sample(false, 1), knownSlowWide || sample(true, 1);
     for (let r = 0; r < ROUNDS && !knownSlowWide; r++) {
       for (const wide of r % 2 ? [true, false] : [false, true]) times[+wide].push(sample(wide));
-      if (r >= 2 && Math.min(...times[0]) < LOSS * Math.min(...times[1])) break;
     }
   } finally {
     module._free(base);
   }
-  const best = times.map((t) => Math.min(...t)), middle = times.map(median);
+  const best = times.map((t) => Math.min(...t));
   const rounds = times[0].length;
-  const wide = rounds > 0 && best[1] < best[0] && middle[1] < SLOWER * middle[0];
+  const wide = rounds > 0 && best[1] < WIN * best[0];
   module.setWideTiles(wide);
   const choice = { wide, ms: rounds ? best : null, rounds };
   choices.push(choice);
