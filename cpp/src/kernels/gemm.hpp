@@ -4,6 +4,7 @@
 // with contiguous columns. Used by matmul() (projections, model layers); attention has its own
 // blocked kernels (blocked.hpp).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -186,6 +187,15 @@ void pack_weights(std::size_t k, std::size_t n, const float* b, float* out) {
     for (std::size_t c = 0; c < tail; ++c) out[j * k + p * tail + c] = b[p * n + j + c];
 }
 
+// One load per 64-byte line of [p, p + floats), summed so that the loads stay: issued between
+// the row tiles of one panel, they bring the next panel in while the tiles compute.
+ATTNLENS_NOINLINE inline float touch_lines(const float* p, std::size_t floats) {
+  float sum = 0;
+  for (std::size_t i = 0; i < floats; i += 16) sum += p[i];
+  return sum;
+}
+inline volatile float touch_sink;
+
 // How gemm_packed covers m rows: `big` tiles of MR rows, then `small` tiles of 4, then single
 // rows. With MR = 5, as many 5-row tiles as leave a multiple of 4 rows (every m ≥ 12 is 5a + 4b).
 struct row_tiles {
@@ -220,17 +230,35 @@ void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* a, st
   ATTNLENS_OUT_OF_LINE(gemm_tile<Arch, 1, NB>);
   for (std::size_t i = 0; i < plan.big * MR; i += MR) pack_rows<Arch, MR>(k, a + i * lda, lda, rows + i * k);
   for (std::size_t i = plan.big * MR; i < tiled; i += 4) pack_rows<Arch, 4>(k, a + i * lda, lda, rows + i * k);
+  const std::size_t count = plan.big + plan.small + (m - tiled);  // tiles per panel
+  const std::size_t slice = count > 1 ? (k * cols + count - 2) / (count - 1) : 0;
+  float touched = 0;
   std::size_t j = 0;
   for (; j + cols <= n; j += cols) {
     const float* panel = packed + j * k;
-    std::size_t i = 0;
-    for (; i < plan.big * MR; i += MR)
+    const float* next = j + 2 * cols <= n ? panel + k * cols : nullptr;
+    std::size_t i = 0, t = 0;
+    auto touch = [&]() {
+      if (next && t > 0 && slice) {
+        const std::size_t from = (t - 1) * slice;
+        if (from < k * cols) touched += touch_lines(next + from, std::min(slice, k * cols - from));
+      }
+      ++t;
+    };
+    for (; i < plan.big * MR; i += MR) {
+      touch();
       gemm_tile_packed<Arch, MR, NB>(k, rows + i * k, panel, c + i * ldc + j, ldc, bias_at(j));
-    for (; i < tiled; i += 4)
+    }
+    for (; i < tiled; i += 4) {
+      touch();
       gemm_tile_packed<Arch, 4, NB>(k, rows + i * k, panel, c + i * ldc + j, ldc, bias_at(j));
-    for (; i < m; ++i)
+    }
+    for (; i < m; ++i) {
+      touch();
       gemm_tile<Arch, 1, NB>(k, a + i * lda, lda, panel, cols, c + i * ldc + j, ldc, bias_at(j));
+    }
   }
+  touch_sink = touched;
   const std::size_t tail = n - j;
   const float* t = packed + j * k;
   std::size_t q = 0;
