@@ -13,6 +13,21 @@
 
 namespace attnlens::kernels {
 
+// A tile's accumulators start as the bias (or zero) in every row, and end in C (row stride ldc).
+template <class Arch, std::size_t MR, std::size_t NB>
+inline void tile_start(typename vec<Arch>::type (&acc)[MR][NB], const float* bias) {
+  using V = vec<Arch>;
+  for (std::size_t j = 0; j < NB; ++j) {
+    const typename V::type init = bias ? V::load(bias + j * V::width) : V::zero();
+    for (std::size_t r = 0; r < MR; ++r) acc[r][j] = init;
+  }
+}
+template <class Arch, std::size_t MR, std::size_t NB>
+inline void tile_store(const typename vec<Arch>::type (&acc)[MR][NB], float* c, std::size_t ldc) {
+  for (std::size_t r = 0; r < MR; ++r)
+    for (std::size_t j = 0; j < NB; ++j) vec<Arch>::store(c + r * ldc + j * vec<Arch>::width, acc[r][j]);
+}
+
 // Out of line on purpose (see ATTNLENS_OUT_OF_LINE in blocked.hpp): V8 keeps a small
 // function's accumulators in registers.
 template <class Arch, std::size_t MR, std::size_t NB>
@@ -22,10 +37,7 @@ ATTNLENS_NOINLINE void gemm_tile(std::size_t k, const float* a, std::size_t lda,
   using T = typename V::type;
   constexpr std::size_t W = V::width;
   T acc[MR][NB];
-  for (std::size_t j = 0; j < NB; ++j) {
-    const T init = bias ? V::load(bias + j * W) : V::zero();
-    for (std::size_t r = 0; r < MR; ++r) acc[r][j] = init;
-  }
+  tile_start<Arch>(acc, bias);
   // Pointers stepped by hand: emscripten builds with loop strength reduction off, so index
   // arithmetic like a[r·lda + p] would be recomputed (a multiply and adds) on every step.
   const float* ar[MR];
@@ -38,8 +50,7 @@ ATTNLENS_NOINLINE void gemm_tile(std::size_t k, const float* a, std::size_t lda,
       for (std::size_t j = 0; j < NB; ++j) acc[r][j] = V::fma(av, bv[j], acc[r][j]);
     }
   }
-  for (std::size_t r = 0; r < MR; ++r)
-    for (std::size_t j = 0; j < NB; ++j) V::store(c + r * ldc + j * W, acc[r][j]);
+  tile_store<Arch>(acc, c, ldc);
 }
 
 #ifdef ATTNLENS_RELAXED_SIMD
@@ -73,10 +84,7 @@ ATTNLENS_NOINLINE void gemm_tile_packed(std::size_t k, const float* a, const flo
   using T = typename V::type;
   constexpr std::size_t W = V::width;
   T acc[MR][NB];
-  for (std::size_t j = 0; j < NB; ++j) {
-    const T init = bias ? V::load(bias + j * W) : V::zero();
-    for (std::size_t r = 0; r < MR; ++r) acc[r][j] = init;
-  }
+  tile_start<Arch>(acc, bias);
   for (const float* const end = a + k * MR; a != end; a += MR, b += NB * W) {
     T bv[NB];
     for (std::size_t j = 0; j < NB; ++j) bv[j] = V::load(b + j * W);
@@ -89,8 +97,7 @@ ATTNLENS_NOINLINE void gemm_tile_packed(std::size_t k, const float* a, const flo
       for (std::size_t j = 0; j < NB; ++j) acc[r][j] = V::fma(av, bv[j], acc[r][j]);
     }
   }
-  for (std::size_t r = 0; r < MR; ++r)
-    for (std::size_t j = 0; j < NB; ++j) V::store(c + r * ldc + j * W, acc[r][j]);
+  tile_store<Arch>(acc, c, ldc);
 }
 
 // MR rows of A (row stride lda, k columns) interleaved for gemm_tile_packed: out[p·MR + r] =
