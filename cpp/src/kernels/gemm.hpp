@@ -162,10 +162,11 @@ struct a_rows;    // gemm_packed: A's row tiles packed by pack_rows
 
 // The register tile's shape: 4 × 2 vectors on SIMD128 (8 accumulators + 2 loads + 4 broadcasts
 // + a product fit the 15 registers V8 gives); 12 accumulators (4 × 3) elsewhere (FMA, 16 or 32
-// registers). gemm_packed's row tiles: packed_MR rows (then 4-row tiles, then single rows, for what is left),
-// rows 0–3 of each step from one vector load where lane_splats (gemm_tile_packed). On relaxed
-// SIMD 5 × 2 with lane splats ran 1.10–1.13× the 4 × 2 tile's GFLOP/s in V8 (m = 36–128,
-// k = 256–1536); on SIMD128 (mul + add needs a temporary) and with broadcasts it spilled.
+// registers). gemm_packed's row tiles have packed_MR rows (4-row tiles and single rows take what
+// is left), rows 0–3 of each step from one vector load where lane_splats (gemm_tile_packed). On
+// relaxed SIMD, 5 × 2 with lane splats ran 1.10–1.13× the 4 × 2 tile's GFLOP/s in V8 alone
+// (m = 36–128, k = 256–1536; 1.02–1.04× on whole USE-lite passes, where the weights' memory
+// traffic counts too); on SIMD128 (mul + add needs a temporary), and with broadcasts, it spilled.
 template <class Arch>
 struct gemm_shape {
   static constexpr std::size_t W = vec<Arch>::width;
@@ -201,7 +202,7 @@ ATTNLENS_NOINLINE inline float touch_lines(const float* p, std::size_t floats) {
   for (std::size_t i = 0; i < floats; i += 16) sum += p[i];
   return sum;
 }
-inline volatile float touch_sink;
+inline thread_local volatile float touch_sink;
 
 // How gemm_packed covers m rows: `big` tiles of MR rows, then `small` tiles of 4, then single
 // rows. With MR = 5, as many 5-row tiles as leave a multiple of 4 rows (every m ≥ 12 is 5a + 4b).
