@@ -251,24 +251,21 @@ void attention_items(const AttentionShape& s, const AttentionInputs& in, const C
   }
 }
 
-// Items per chunk handed to a thread: about four chunks per thread (slack for a thread that
-// starts late or is slowed by other processes), but no chunk under kMinChunkFlops, and calls
-// under kMinSplitFlops in all (~1.5 ms in one wasm thread here) run serially: waking a worker
-// costs tens of µs when its core is free, much more when other processes hold it (measured with
-// h = 8, n = 128, 34 MFLOP: 2 threads were slower than one on this shared 2-core machine).
+// The smallest chunk of items handed to a thread (parallel::for_chunks hands out guided chunks,
+// large first): no chunk under kMinChunkFlops, and calls under kMinSplitFlops in all (~1.5 ms in
+// one wasm thread here) run serially (min chunk = items): waking a worker costs tens of µs when
+// its core is free, much more when other processes hold it (measured with h = 8, n = 128,
+// 34 MFLOP: 2 threads were slower than one on this shared 2-core machine).
 constexpr double kMinChunkFlops = 4e6, kMinSplitFlops = 48e6;
 
-std::size_t items_per_chunk(const AttentionShape& s, const Call& c, const AttentionOutputs& out,
-                            std::size_t bq, std::size_t items) {
-  const std::size_t threads = parallel::threads();
-  if (threads <= 1) return items;
+std::size_t min_items_per_chunk(const AttentionShape& s, const Call& c, const AttentionOutputs& out,
+                                std::size_t bq, std::size_t items) {
+  if (parallel::threads() <= 1) return items;
   // Q·Kᵀ over the keys a block sees (half of them, on average, under a causal mask), plus P·V.
   const double keys = c.causal ? 0.5 * static_cast<double>(std::min(s.n_q, s.n_k)) : double(s.n_k);
   const double per_item = 2.0 * double(bq) * keys * double(c.d_k + (out.output.empty() ? 0 : c.d_v));
   if (per_item * double(items) < kMinSplitFlops) return items;
-  const std::size_t by_cost = static_cast<std::size_t>(kMinChunkFlops / std::max(per_item, 1.0)) + 1;
-  const std::size_t by_balance = (items + 4 * threads - 1) / (4 * threads);
-  return std::max(by_cost, by_balance);
+  return static_cast<std::size_t>(kMinChunkFlops / std::max(per_item, 1.0)) + 1;
 }
 
 }  // namespace
@@ -290,7 +287,7 @@ void attention(const AttentionShape& shape, const AttentionInputs& in,
     using Arch = decltype(arch);
     using B = kernels::blocking<Arch>;
     const std::size_t blocks = (shape.n_q + B::Bq - 1) / B::Bq, items = shape.heads * blocks;
-    parallel::for_chunks(items, items_per_chunk(shape, c, out, B::Bq, items),
+    parallel::for_chunks(items, min_items_per_chunk(shape, c, out, B::Bq, items),
                          [&](std::size_t begin, std::size_t end) {
                            attention_items<Arch>(shape, in, c, out, begin, end);
                          });

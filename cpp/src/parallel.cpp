@@ -16,8 +16,8 @@ namespace {
 // Set by the last for_chunks that decided how to run (see last_call_chunks).
 std::atomic<unsigned long> last_chunks{1};
 
-void run_serially(std::size_t items, std::size_t chunk, detail::ChunkFn fn, void* body) {
-  for (std::size_t b = 0; b < items; b += chunk) fn(body, b, std::min(items, b + chunk));
+void run_serially(std::size_t items, detail::ChunkFn fn, void* body) {
+  if (items > 0) fn(body, 0, items);
 }
 }  // namespace
 }  // namespace attnlens::parallel
@@ -29,9 +29,7 @@ namespace attnlens::parallel {
 unsigned threads() { return 1; }
 namespace detail {
 bool serial(std::size_t, std::size_t) { return true; }
-void run(std::size_t items, std::size_t chunk, ChunkFn fn, void* body) {
-  run_serially(items, chunk, fn, body);
-}
+void run(std::size_t items, std::size_t, ChunkFn fn, void* body) { run_serially(items, fn, body); }
 }  // namespace detail
 
 }  // namespace attnlens::parallel
@@ -80,13 +78,15 @@ class Pool {
   unsigned size() const { return wanted_; }
 
   // False when another thread's call holds the pool: the caller then runs serially.
-  bool run(std::size_t items, std::size_t chunk, detail::ChunkFn fn, void* body) {
+  bool run(std::size_t items, std::size_t min_chunk, detail::ChunkFn fn, void* body) {
     std::unique_lock<std::mutex> call(call_mutex_, std::try_to_lock);
     if (!call.owns_lock()) return false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      fn_ = fn, body_ = body, items_ = items, chunk_ = chunk;
+      fn_ = fn, body_ = body, items_ = items, min_chunk_ = min_chunk;
+      divisor_ = 2 * std::size_t{wanted_};
       next_.store(0, std::memory_order_relaxed);
+      chunks_.store(0, std::memory_order_relaxed);
       seats_ = wanted_ - 1;  // how many workers may join this job
       active_ = 0;
       ++generation_;
@@ -97,18 +97,27 @@ class Pool {
     // Close the job: no worker joins after this; wait for those that did.
     seats_ = 0;
     done_.wait(lock, [this] { return active_ == 0; });
+    last_chunks = chunks_.load(std::memory_order_relaxed);
     return true;
   }
 
  private:
   void take_chunks() {
     in_chunk = true;
+    std::size_t b = next_.load(std::memory_order_relaxed), e = 0;
     for (;;) {
-      const std::size_t b = next_.fetch_add(chunk_, std::memory_order_relaxed);
-      if (b >= items_) break;
-      fn_(body_, b, std::min(items_, b + chunk_));
+      do {  // claim [b, e): about remaining / (2 · threads), at least min_chunk_
+        if (b >= items_) {
+          in_chunk = false;
+          return;
+        }
+        const std::size_t left = items_ - b;
+        e = b + std::min(left, std::max(min_chunk_, (left + divisor_ - 1) / divisor_));
+      } while (!next_.compare_exchange_weak(b, e, std::memory_order_relaxed));
+      chunks_.fetch_add(1, std::memory_order_relaxed);
+      fn_(body_, b, e);
+      b = next_.load(std::memory_order_relaxed);
     }
-    in_chunk = false;
   }
 
   void work() {
@@ -133,10 +142,10 @@ class Pool {
   std::mutex call_mutex_, mutex_;
   std::condition_variable wake_, done_, started_cv_;
   std::size_t started_ = 0;
-  std::atomic<std::size_t> next_{0};
+  std::atomic<std::size_t> next_{0}, chunks_{0};
   detail::ChunkFn fn_ = nullptr;
   void* body_ = nullptr;
-  std::size_t items_ = 0, chunk_ = 1;
+  std::size_t items_ = 0, min_chunk_ = 1, divisor_ = 2;
   std::uint64_t generation_ = 0;
   unsigned wanted_ = 1, seats_ = 0, active_ = 0;
   bool stop_ = false;
@@ -152,14 +161,16 @@ Pool& pool() {
 unsigned threads() { return pool().size(); }
 
 namespace detail {
-bool serial(std::size_t items, std::size_t chunk) {
-  const bool serial = pool().size() == 1 || items <= chunk || in_chunk;
+bool serial(std::size_t items, std::size_t min_chunk) {
+  const bool serial = pool().size() == 1 || items <= min_chunk || in_chunk;
   if (serial && !in_chunk) last_chunks = 1;
   return serial;
 }
-void run(std::size_t items, std::size_t chunk, ChunkFn fn, void* body) {
-  last_chunks = (items + chunk - 1) / chunk;
-  if (!pool().run(items, chunk, fn, body)) run_serially(items, chunk, fn, body);
+void run(std::size_t items, std::size_t min_chunk, ChunkFn fn, void* body) {
+  if (!pool().run(items, min_chunk, fn, body)) {
+    last_chunks = 1;
+    run_serially(items, fn, body);
+  }
 }
 }  // namespace detail
 

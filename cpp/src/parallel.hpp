@@ -13,28 +13,31 @@ namespace attnlens::parallel {
 // The pool's size: set by attnlens::set_threads (threads.hpp).
 unsigned threads();
 
-// Calls body(begin, end) over [0, items) in chunks of `chunk` items (the last may be shorter);
-// several chunks may run at once on different threads, each thread's chunks in increasing order.
-// Serial when threads() == 1, items ≤ chunk, or called from inside a running for_chunks.
-// `body` must not throw.
+// Calls body(begin, end) over [0, items) in chunks of at least `min_chunk` items (the last may be
+// shorter); several chunks may run at once on different threads, each thread's chunks in
+// increasing order. Chunks are guided: a thread takes about remaining / (2 · threads) items, so
+// early chunks are large (few boundaries, where a thread re-packs a head's keys) and the last
+// ones small (threads finish together even when one ran slower, e.g. under other processes).
+// Serial (one body(0, items) call) when threads() == 1, items ≤ min_chunk, or called from inside a
+// running for_chunks. `body` must not throw.
 template <class Body>
-void for_chunks(std::size_t items, std::size_t chunk, Body&& body);
+void for_chunks(std::size_t items, std::size_t min_chunk, Body&& body);
 
 namespace detail {
 using ChunkFn = void (*)(void* body, std::size_t begin, std::size_t end);
-void run(std::size_t items, std::size_t chunk, ChunkFn fn, void* body);
-bool serial(std::size_t items, std::size_t chunk);
+void run(std::size_t items, std::size_t min_chunk, ChunkFn fn, void* body);
+bool serial(std::size_t items, std::size_t min_chunk);
 }  // namespace detail
 
 template <class Body>
-void for_chunks(std::size_t items, std::size_t chunk, Body&& body) {
-  if (chunk == 0) chunk = 1;
-  if (detail::serial(items, chunk)) {
-    for (std::size_t b = 0; b < items; b += chunk) body(b, b + chunk < items ? b + chunk : items);
+void for_chunks(std::size_t items, std::size_t min_chunk, Body&& body) {
+  if (min_chunk == 0) min_chunk = 1;
+  if (detail::serial(items, min_chunk)) {
+    if (items > 0) body(std::size_t{0}, items);
     return;
   }
   using B = std::remove_reference_t<Body>;
-  detail::run(items, chunk,
+  detail::run(items, min_chunk,
               [](void* p, std::size_t b, std::size_t e) { (*static_cast<B*>(p))(b, e); },
               static_cast<void*>(&body));
 }

@@ -3,7 +3,10 @@
 // changes; each redraw is timed from the change to `updateComplete` (the figure's own promise),
 // split into compute (the engine call, weights only) and render (colour mapping, drawing). Then
 // the parts of a render are timed alone on the same weights: cells (LUT fill + putImageData into
-// the reused pixel canvas) and drawImage onto the visible canvas.
+// the reused pixel canvas) and drawImage onto the visible canvas. The figure computes the head it
+// shows, so `compute` is one head's engine call; unjudged `views` time a head switch right after
+// a temperature change (the new head is computed in its render) and a temperature change in the
+// Mean view (every head, then lens.aggregate).
 import { init } from '../../web/attnlens.js';
 import '../../web/elements/attn-heatmap.js';
 import { cellsLayer, drawMatrix, PixelMatrix } from '../../web/elements/lib/matrix-canvas.js';
@@ -58,24 +61,50 @@ export async function heatmapFrameTest({ n = 512, h = 8, d = 64, redraws = 20, w
   };
   time('compute');
   time('render');
-  const results = {};
-  for (const [name, pair] of Object.entries(CHANGES)) {
+  // `warmup + redraws` redraws, each timed from `change(i)` to updateComplete (after an untimed
+  // `prepare(i)`), split into compute and render.
+  const measure = async ({ prepare = async () => {}, change }) => {
     const samples = [];
     for (let i = 0; i < warmup + redraws; i++) {
+      parts = null;
+      await prepare(i);
       parts = {};
       const t0 = performance.now();
-      el[name] = pair[i % 2];
+      change(i);
       await el.updateComplete;
       const total = performance.now() - t0;
       if (i >= warmup) samples.push({ total, ...parts });
     }
-    el[name] = name === 'mask' ? 'none' : name === 'scale' ? 'auto' : 1;
-    await el.updateComplete;
-    results[name] = {
+    return {
       ...summary(samples.map((s) => s.total)),
       computeMs: median(samples.map((s) => s.compute ?? 0)),
       renderMs: median(samples.map((s) => s.render ?? 0)),
     };
+  };
+  const reset = async () => {
+    Object.assign(el, { temperature: 1, scale: 'auto', mask: 'none', head: 0 });
+    await el.updateComplete;
+  };
+  const results = {};
+  for (const [name, pair] of Object.entries(CHANGES)) {
+    results[name] = await measure({ change: (i) => { el[name] = pair[i % 2]; } });
+    await reset();
+  }
+
+  // Unjudged, what else a reader does with the same figure: switching the head right after a
+  // temperature change (the figure computes the head it shows, so the new head is computed
+  // then, in the render), and a temperature change while the Mean view is shown (every head).
+  const views = {};
+  if (h > 1) {
+    views['head after temperature'] = await measure({
+      prepare: async (i) => { el.temperature = CHANGES.temperature[i % 2]; await el.updateComplete; },
+      change: () => { el.head = el.head === 0 ? 1 : 0; },
+    });
+    await reset();
+    el.head = 'mean';
+    await el.updateComplete;
+    views['temperature, mean view'] = await measure({ change: (i) => { el.temperature = CHANGES.temperature[i % 2]; } });
+    await reset();
   }
   parts = null;
 
@@ -98,7 +127,7 @@ export async function heatmapFrameTest({ n = 512, h = 8, d = 64, redraws = 20, w
   }
   host.remove();
   return {
-    n, h, d, redraws, budgetMs: 16, changes: results, heap,
+    n, h, d, redraws, budgetMs: 16, changes: results, views, heap,
     parts: { cellsMs: median(cells), drawImageMs: median(draw) },
     userAgent: navigator.userAgent,
   };

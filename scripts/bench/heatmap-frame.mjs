@@ -33,6 +33,9 @@ export function formatHeatmapFrames(r, { where = 'fresh page', judge = true, jso
     lines.push(`${verdict(s)}  ${change.padEnd(11)} median ${s.medianMs.toFixed(1)} ms, ` +
       `best ${s.bestMs.toFixed(1)} ms, worst ${s.worstMs.toFixed(1)} ms ` +
       `(compute ${s.computeMs.toFixed(1)} ms + render ${s.renderMs.toFixed(1)} ms) vs a ${r.budgetMs} ms frame`);
+  for (const [view, s] of Object.entries(r.views ?? {}))
+    lines.push(`(info)   ${view.padEnd(22)} median ${s.medianMs.toFixed(1)} ms, best ${s.bestMs.toFixed(1)} ms, ` +
+      `worst ${s.worstMs.toFixed(1)} ms (compute ${s.computeMs.toFixed(1)} ms + render ${s.renderMs.toFixed(1)} ms)`);
   lines.push(`         render parts alone: cells (LUT + putImageData) ${r.parts.cellsMs.toFixed(2)} ms, ` +
     `drawImage ${r.parts.drawImageMs.toFixed(2)} ms`);
   const mib = (x) => (x === undefined ? '?' : `${x.toFixed(0)} MiB`);
@@ -42,6 +45,9 @@ export function formatHeatmapFrames(r, { where = 'fresh page', judge = true, jso
   for (const [change, s] of Object.entries(r.changes))
     lines.push(JSON.stringify({ kind: 'heatmap-frame', page: json, runtime: 'chromium', browser: r.browser, n: r.n, h: r.h, d: r.d,
       change, redraws: r.redraws, budgetMs: r.budgetMs, ...s, ...r.parts, ...r.heap }));
+  for (const [view, s] of Object.entries(r.views ?? {}))
+    lines.push(JSON.stringify({ kind: 'heatmap-frame-view', page: json, runtime: 'chromium', browser: r.browser, n: r.n, h: r.h, d: r.d,
+      view, redraws: r.redraws, ...s, ...r.heap }));
   return lines.join('\n');
 }
 

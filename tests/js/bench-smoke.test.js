@@ -66,6 +66,9 @@ describe('benchmark smoke test (n = 32, h = 2)', () => {
       for (const s of Object.values(frames.changes))
         assert.ok(s.bestMs > 0 && s.computeMs >= 0 && s.renderMs > 0,
           JSON.stringify(s));
+      // Unjudged: a head switch right after a temperature change, a change in the Mean view.
+      assert.deepEqual(Object.keys(frames.views), ['head after temperature', 'temperature, mean view']);
+      for (const s of Object.values(frames.views)) assert.ok(s.bestMs > 0 && s.renderMs > 0, JSON.stringify(s));
     }
   });
 });

@@ -143,7 +143,10 @@ export interface AttnResult {
   layers: number;
   heads: number;
   masks: AttnMasks;
-  /** Per layer, [heads, nQ, nK] row-major. */
+  /**
+   * Per layer, [heads, nQ, nK] row-major. Computed when first read: the figure computes the head
+   * it shows; reading `weights[layer]` computes that layer's other heads first.
+   */
   weights: Float32Array[] | Float32Array;
   /** scale / temperature as used by the softmax; null for precomputed weights. */
   scale: number | null;

@@ -347,7 +347,7 @@ export class AttnElement extends HTMLElementBase {
         if (level >= COMPUTE) {
           if (this.#data.kind !== 'attention') this.#lens ??= await loadEngine();
           if (this.#need >= LOAD) continue;
-          this.#result = applyFilter(this.compute(this.#lens, this.#data, this.state), this.state);
+          this.#result = applyFilter(this.compute(this.#lens, this.#data, this.state), this.state, this.#buffers);
           for (const name of ['layer', 'head', 'query']) if (name in this.#state) this.#state[name] = this.#clamp(name, this.#state[name]);
           this.#resolveQuery();
           this.#checkRanges();

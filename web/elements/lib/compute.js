@@ -3,6 +3,7 @@
 // temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
 // over the kept keys), since there are no scores to recompute.
 import { DataError, paddingGuess } from './data.js';
+import { LazyWeights, lazyOf, lazyWeightsArray } from './lazy-weights.js';
 import { pieceLabels } from './tokens.js';
 
 /** 'auto' → 1/√d, 'none' → 1, or the number itself; divided by the temperature. */
@@ -51,12 +52,10 @@ function firstAfter(positions, position) {
   return lo;
 }
 
-// `target()`: where to write (a pool's array of weights.length), by default a fresh array.
-function reweight(weights, nQ, nK, heads, temperature, masks, target = () => new Float32Array(weights.length)) {
-  if (temperature === 1 && !masks.causal && !masks.keyMask) return weights;
-  const out = target();
+// Rows of `weights` re-weighted into `out` (same length, rows of nK; row r is query r % nQ).
+function reweightInto(weights, out, nQ, nK, temperature, masks) {
   const power = 1 / temperature, n = nK;
-  for (let r = 0; r < heads * nQ; r++) {
+  for (let r = 0; r < out.length / n; r++) {
     const i = r % nQ, row = r * n;
     let sum = 0;
     for (let j = 0; j < n; j++) {
@@ -70,45 +69,82 @@ function reweight(weights, nQ, nK, heads, temperature, masks, target = () => new
   return out;
 }
 
+// The weights of one layer per entry, computed head by head when read (lazy-weights.js): a
+// figure shows one head, so a change recomputes that head only; reading `weights[layer]` fills
+// the rest. `compute(layer, first, count, target)` writes heads first…first+count−1.
+function lazyWeights(data, nK, pool, compute, whole = false) {
+  const size = data.n * nK, length = data.heads * size;
+  const lazy = new LazyWeights({
+    layers: data.kind === 'attention' ? data.layers : 1, heads: data.heads, size, compute, whole,
+    provide: (layer) => (pool ? pool.take(`weights/${layer}`, length) : new Float32Array(length)),
+  });
+  return lazyWeightsArray(lazy, data.kind === 'attention' ? data.layers : 1);
+}
+
+// What the state shows is computed now (so errors surface here, as before, and the figure's
+// pooled arrays are taken in order); other heads when first read. Indices past the data's are
+// clamped as the figure clamps them.
+function computeShown(result, { layer = 0, head = 0 } = {}) {
+  if (layer === 'rollout') {
+    for (let l = 0; l < result.layers; l++) void result.weights[l];
+    return;
+  }
+  const l = Math.min(Math.max(0, Number(layer) || 0), result.layers - 1);
+  if (typeof head === 'string') void result.weights[l];
+  else headMatrix(result, l, Math.min(Math.max(0, Number(head) || 0), result.heads - 1));
+}
+
 /**
  * Attention weights for every layer and head: { tokens, n (= nQ), nQ, nK, queryTokens,
  * keyTokens (= tokens for self-attention), layers, heads, weights: [layer]
  * Float32Array[heads·nQ·nK], masks, scale (the effective factor, or null for precomputed weights),
- * d (the per-head width, or null) }. `state` = { scale, temperature, mask }. With a `pool`
- * (buffers.js), the weights are written into its reused arrays: the engine computes them
- * weights-only (no A·V) straight into them.
+ * d (the per-head width, or null) }. `state` = { scale, temperature, mask, layer, head }: the
+ * layer and head shown are computed now, the other heads when first read (`weights[layer]`
+ * reads all of a layer; headMatrix one head). With a `pool` (buffers.js), the weights are
+ * written into its reused arrays: the engine computes them weights-only (no A·V) straight into
+ * them.
  */
 export function computeWeights(lens, data, state, pool = null) {
   const { n } = data;
   const nK = data.nK ?? n, keyTokens = data.keyTokens ?? data.tokens;
   const masks = masksFor(data, state.mask);
   const base = { tokens: data.tokens, n, nQ: n, nK, queryTokens: data.tokens, keyTokens, masks, kind: data.kind };
-  const into = (layer) => (pool ? { weights: pool.take(`weights/${layer}`, data.heads * n * nK) } : undefined);
+  let result;
   if (data.kind === 'attention') {
-    return { ...base, layers: data.layers, heads: data.heads, scale: null, d: null,
-      weights: data.weights.map((w, l) => reweight(w, n, nK, data.heads, state.temperature, masks, pool ? () => into(l).weights : undefined)) };
-  }
-  if (data.kind === 'vectors') {
+    const same = state.temperature === 1 && !masks.causal && !masks.keyMask;
+    const size = n * nK;
+    result = { ...base, layers: data.layers, heads: data.heads, scale: null, d: null,
+      weights: same ? data.weights : lazyWeights(data, nK, pool, (layer, first, count, target) =>
+        reweightInto(data.weights[layer].subarray(first * size, (first + count) * size), target, n, nK, state.temperature, masks)) };
+  } else if (data.kind === 'vectors') {
     const scale = effectiveScale(state.scale, state.temperature, data.dK);
-    const { weights } = lens.attention(data.q, data.k, data.v, {
-      dK: data.dK, dV: data.dV, heads: data.heads, causal: masks.causal, scale,
-      keyMask: masks.keyMask, output: false, into: into(0),
-    });
-    return { ...base, layers: 1, heads: data.heads, scale, d: data.dK, weights: [weights] };
+    const { dK } = data;
+    result = { ...base, layers: 1, heads: data.heads, scale, d: dK,
+      weights: lazyWeights(data, nK, pool, (layer, first, count, target) => {
+        lens.attention(data.q.subarray(first * n * dK, (first + count) * n * dK), data.k.subarray(first * nK * dK, (first + count) * nK * dK), null, {
+          dK, dV: data.dV, heads: count, causal: masks.causal, scale, keyMask: masks.keyMask, output: false, into: { weights: target },
+        });
+      }) };
+  } else {  // projections: the engine projects X for every head in one call
+    const d = data.dModel / data.heads;
+    const scale = effectiveScale(state.scale, state.temperature, d);
+    result = { ...base, layers: 1, heads: data.heads, scale, d,
+      weights: lazyWeights(data, nK, pool, (layer, first, count, target) => {
+        lens.multiHead(data.x, {
+          ...(data.xKV ? { xKV: data.xKV } : {}), dModel: data.dModel, heads: data.heads, wQ: data.wQ, wK: data.wK, wV: data.wV, wO: data.wO,
+          bQ: data.bQ, bK: data.bK, bV: data.bV, bO: data.bO, causal: masks.causal, scale,
+          keyMask: masks.keyMask, output: false, into: { weights: target },
+        });
+      }, true) };
   }
-  // projections
-  const d = data.dModel / data.heads;
-  const scale = effectiveScale(state.scale, state.temperature, d);
-  const { weights } = lens.multiHead(data.x, {
-    ...(data.xKV ? { xKV: data.xKV } : {}), dModel: data.dModel, heads: data.heads, wQ: data.wQ, wK: data.wK, wV: data.wV, wO: data.wO,
-    bQ: data.bQ, bK: data.bK, bV: data.bV, bO: data.bO, causal: masks.causal, scale,
-    keyMask: masks.keyMask, output: false, into: into(0),
-  });
-  return { ...base, layers: 1, heads: data.heads, scale, d, weights: [weights] };
+  computeShown(result, state);
+  return result;
 }
 
 /** One head's nQ×nK matrix (a view, not a copy). */
 export function headMatrix(result, layer, head) {
+  const lazy = lazyOf(result.weights);
+  if (lazy) return lazy.head(layer, head);
   const nn = result.n * (result.nK ?? result.n);
   return result.weights[layer].subarray(head * nn, (head + 1) * nn);
 }

@@ -3,6 +3,8 @@
 // row is divided by its sum (it sums to 1 again); without it the weights are kept as computed,
 // so a row sums to what the kept keys received (< 1). One pure function, applied by the base
 // element to whatever a figure computed; DOM-free.
+import { headMatrix } from './compute.js';
+import { LazyWeights, lazyWeightsArray } from './lazy-weights.js';
 
 /** A result's query/key shape, for self-attention (tokens, n) and cross-attention (nQ ≠ nK) alike. */
 export function shapeOf(result) {
@@ -58,10 +60,12 @@ function kept(tokens, indices, texts) {
   return out;
 }
 
-/** Rows `keepQ` and columns `keepK` of each [heads, nQ, nK] block, rows renormalised if asked. */
-function select(weights, heads, nQ, nK, keepQ, keepK, renormalize) {
+/**
+ * Rows `keepQ` and columns `keepK` of each [heads, nQ, nK] block, rows renormalised if asked;
+ * into `out` when given.
+ */
+function select(weights, heads, nQ, nK, keepQ, keepK, renormalize, out = new Float32Array(heads * keepQ.length * keepK.length)) {
   const rows = keepQ.length, cols = keepK.length;
-  const out = new Float32Array(heads * rows * cols);
   for (let h = 0; h < heads; h++)
     for (let r = 0; r < rows; r++) {
       const from = (h * nQ + keepQ[r]) * nK, to = (h * rows + r) * cols;
@@ -79,7 +83,7 @@ function select(weights, heads, nQ, nK, keepQ, keepK, renormalize) {
  * not per-layer weight tables (the pipeline's steps) and results with nothing to hide come back
  * as they are (with `hidden.count` 0 for weight tables).
  */
-export function applyFilter(result, { hide = [], renormalize = false } = {}) {
+export function applyFilter(result, { hide = [], renormalize = false } = {}, pool = null) {
   if (!result || !Array.isArray(result.weights) || result.hidden) return result;
   const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
   const plan = hidePlan(result, hide, renormalize);
@@ -103,9 +107,25 @@ export function applyFilter(result, { hide = [], renormalize = false } = {}) {
     tokens: qTokens, n: keepQ.length, nQ: keepQ.length, nK: keepK.length,
     queryTokens: qTokens, keyTokens: kTokens,
     masks: filteredMasks,
-    weights: result.weights.map((w) => select(w, result.heads, nQ, nK, keepQ, keepK, renormalize)),
+    weights: filteredWeights(result, keepQ, keepK, renormalize, pool),
     hidden, kept: { queries: keepQ, keys: keepK },
   };
+}
+
+// Each head's kept rows and columns, selected when the head is first read (lazy-weights.js), from
+// the head of the unfiltered result (itself computed on demand); into `pool`'s arrays if given.
+function filteredWeights(result, keepQ, keepK, renormalize, pool) {
+  const { nQ, nK } = shapeOf(result);
+  const size = keepQ.length * keepK.length, length = result.heads * size;
+  const lazy = new LazyWeights({
+    layers: result.layers, heads: result.heads, size,
+    provide: (layer) => (pool ? pool.take(`hidden/${layer}`, length) : new Float32Array(length)),
+    compute: (layer, first, count, target) => {
+      for (let h = first; h < first + count; h++)
+        select(headMatrix(result, layer, h), 1, nQ, nK, keepQ, keepK, renormalize, target.subarray((h - first) * size, (h - first + 1) * size));
+    },
+  });
+  return lazyWeightsArray(lazy, result.layers);
 }
 
 // The original positions of the kept rows and columns, composed with positions an earlier

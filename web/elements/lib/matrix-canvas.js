@@ -52,7 +52,10 @@ export function cellsLayer(weights, n, scale, masked, nK = n, into = null) {
     } else {  // a scale with only packed(w) (e.g. the difference view's)
       for (let c = 0; c < count; c++) pixels[c] = scale.packed(weights[c]);
     }
-    if (masked) for (let c = 0; c < count; c++) if (masked[c]) pixels[c] = scale.packed(0);
+    if (masked) {
+      const zero = scale.packed(0);  // once, not per masked cell (a call each while code is cold)
+      for (let c = 0; c < count; c++) if (masked[c]) pixels[c] = zero;
+    }
   };
   return into ? into.paint(n, nK, fill) : pixelCanvas(n, fill, nK);
 }
