@@ -1,8 +1,10 @@
 // Benchmark (not a test): USE-lite's cold load and per-sentence run time, in Node and, with
 // --browser, in headless Chromium (Debian's, via playwright-core, served by scripts/serve.mjs);
 // then, in Node, ours against TF.js-wasm (SIMD, one thread) on 12-, 36- and 128-token inputs,
-// both asked for the embedding and both layers' attention (--no-tfjs skips it). Runs itself with
-// node --experimental-wasm-relaxed-simd so that the relaxed-SIMD model module is what loads.
+// both asked for the embedding and both layers' attention (--no-tfjs skips it), ours on the
+// relaxed-SIMD and the SIMD128 model modules side by side. Runs itself with
+// node --experimental-wasm-relaxed-simd so that the relaxed-SIMD module can load
+// (ATTNLENS_BENCH_NO_RELAXED=1: SIMD128 only).
 //   node scripts/bench/model.js [--browser] [--runs N] [--no-tfjs] [--cpu-time]
 // --cpu-time times ours and TF.js with the process's CPU time (a shared machine disturbs it less).
 // Run after scripts/build.sh (needs web/dist/attnlens-model.* and web/dist/use-lite.bin).
@@ -116,31 +118,40 @@ function textOf(model, tokens) {
 
 async function versusTfjs() {
   const { init } = await import('attnlens');
+  // Ours on each model module a user can get: relaxed SIMD (Chromium; Node with the flag) and
+  // SIMD128 (Node without it, Safari), each the module its engine build loads.
+  const ours = [];
   const lens = await init();
-  const model = await lens.loadModel();
+  if (lens.build === 'relaxed') ours.push({ label: 'relaxed', model: await lens.loadModel() });
+  ours.push({ label: 'SIMD128', model: await (await init({ build: 'simd' })).loadModel() });
   const tfjs = await tfjsUseLite();
   const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
   const now = args.includes('--cpu-time') ? cpuMs : () => performance.now();
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  console.log(`\nUSE-lite${args.includes('--cpu-time') ? ' (process CPU time)' : ''}, ours (${lens.build} build, model.run: tokenize + forward pass + attention + embedding) ` +
-    `vs TF.js ${tfjs.backend} (SIMD, one thread, executeAsync for both attention tensors + embedding), median of ${runs}:`);
-  console.log('| tokens | ours ms (best) | TF.js-wasm ms (best) | ×TF.js | max |Δ| embedding |');
-  console.log('|---:|---:|---:|---:|---:|');
+  console.log(`\nUSE-lite${args.includes('--cpu-time') ? ' (process CPU time)' : ''}, ours (model.run: tokenize + forward pass + attention + embedding; ` +
+    `the ${ours.map((o) => `${o.label} (model.info.build '${o.model.info.build}')`).join(' and the ')} model module) ` +
+    `vs TF.js ${tfjs.backend} (SIMD, one thread, executeAsync for both attention tensors + embedding), interleaved, median of ${runs}:`);
+  console.log(`| tokens | ${ours.map((o) => `ours ${o.label} ms (best)`).join(' | ')} | TF.js-wasm ms (best) | ` +
+    `${ours.map((o) => `×TF.js ${o.label}`).join(' | ')} | max |Δ| embedding |`);
+  console.log(`|---:|${ours.map(() => '---:|').join('')}---:|${ours.map(() => '---:|').join('')}---:|`);
   for (const tokens of [12, 36, 128]) {
-    const text = textOf(model, tokens);
-    const ids = model.tokenize(text).ids;
-    const ours = model.run(text);
+    const text = textOf(ours[0].model, tokens);
+    const ids = ours[0].model.tokenize(text).ids;
     const [, , embedding] = await tfjs.run(ids);
     let diff = 0;
-    for (let i = 0; i < embedding.length; i++) diff = Math.max(diff, Math.abs(embedding[i] - ours.embedding[i]));
-    for (let i = 0; i < 5; i++) { model.run(text); await tfjs.run(ids); }  // warm-up
-    const a = [], b = [];
-    for (let r = 0; r < runs; r++) {  // interleaved, so that load from other processes hits both
-      let t = now(); model.run(text); a.push(now() - t);
-      t = now(); await tfjs.run(ids); b.push(now() - t);
+    for (const { model } of ours) {
+      const e = model.run(text).embedding;
+      for (let i = 0; i < embedding.length; i++) diff = Math.max(diff, Math.abs(embedding[i] - e[i]));
     }
-    console.log(`| ${ids.length} | ${median(a).toFixed(2)} (${Math.min(...a).toFixed(2)}) | ${median(b).toFixed(2)} (${Math.min(...b).toFixed(2)}) | ` +
-      `${(median(b) / median(a)).toFixed(2)} | ${diff.toExponential(1)} |`);
+    for (let i = 0; i < 5; i++) { for (const { model } of ours) model.run(text); await tfjs.run(ids); }  // warm-up
+    const times = ours.map(() => []), peer = [];
+    for (let r = 0; r < runs; r++) {  // interleaved, so that load from other processes hits all
+      ours.forEach(({ model }, o) => { const t = now(); model.run(text); times[o].push(now() - t); });
+      const t = now(); await tfjs.run(ids); peer.push(now() - t);
+    }
+    const cell = (xs) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)})`;
+    console.log(`| ${ids.length} | ${times.map(cell).join(' | ')} | ${cell(peer)} | ` +
+      `${times.map((xs) => (median(peer) / median(xs)).toFixed(2)).join(' | ')} | ${diff.toExponential(1)} |`);
   }
 }
 

@@ -211,3 +211,23 @@ TEST_CASE("matmul matches the reference, bias and tails included, B packed or no
       CHECK(support::normalised_error(packed_c, want64) <= 1e-5);
     }
 }
+
+TEST_CASE("packed matmul: every row count (whole row tiles of 5 and 4, single rows)") {
+  // gemm_packed packs A's rows into tiles (5 and 4 rows in the relaxed-SIMD build, 4 elsewhere)
+  // and leaves single rows: a row put in the wrong place or left out is an O(1) error. n covers
+  // whole column panels plus vector and scalar tails on every build.
+  for (attnlens::Kernel kernel : support::kernels())
+    for (std::size_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 19, 21, 36})
+      for (std::size_t n : {19, 53, 100})
+        for (std::size_t k : {5, 33}) {
+          const auto a = support::uniform(m * k, 21), b = support::uniform(k * n, 22),
+                     bias = support::uniform(n, 23);
+          const auto want = reference::project(a, m, k, b, n, bias);
+          const std::vector<double> want64(want.begin(), want.end());
+          INFO(support::name(kernel), " m=", m, " n=", n, " k=", k);
+          std::vector<float> packed_c(m * n, -1.0f);
+          const attnlens::PackedMatrix packed(k, n, b.data());
+          attnlens::matmul(m, a.data(), packed, packed_c.data(), bias.data(), kernel);
+          CHECK(support::normalised_error(packed_c, want64) <= 1e-5);
+        }
+}

@@ -1,6 +1,7 @@
 // libFuzzer harness for the C++ core, through its public API only: attention() (caller-owned and
-// owning forms), multi_head_attention() and matmul(), with random shapes (0, small, huge),
-// options, masks, buffer lengths and values (NaN, ±Inf, denormals, FLT_MAX, …).
+// owning forms), multi_head_attention() and matmul() (B as given and packed once), with random
+// shapes (0, small, huge), options, masks, buffer lengths and values (NaN, ±Inf, denormals,
+// FLT_MAX, …).
 //
 // What counts as a finding (the harness aborts, libFuzzer saves the input):
 //   - any crash or sanitizer report (built with -fsanitize=fuzzer,address,undefined);
@@ -26,6 +27,7 @@
 #include <exception>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlens/attention.hpp"
@@ -539,23 +541,36 @@ void fuzz_matmul(FuzzedDataProvider& fdp) {
   std::vector<float> c(m * n + 32, guard);
   attnlens::matmul(m, n, k, address(a), address(b), c.data() + 16,
                    with_bias ? bias.data.data() : nullptr, kernel);
-  for (std::size_t i = 0; i < 16; ++i)
-    if (c[i] != guard || c[16 + m * n + i] != guard) fail("matmul", "wrote outside C");
+  // The same product with B packed once (PackedMatrix: the model layers' path, with A's rows
+  // packed into tiles); k = 0 falls back to the call above.
+  std::vector<float> packed_c(m * n + 32, guard);
+  std::vector<std::pair<const char*, const std::vector<float>*>> outputs = {{"matmul", &c}};
+  if (k > 0) {
+    attnlens::matmul(m, address(a), attnlens::PackedMatrix(k, n, address(b)), packed_c.data() + 16,
+                     with_bias ? bias.data.data() : nullptr, kernel);
+    outputs.emplace_back("matmul (packed B)", &packed_c);
+  }
+  for (const auto& [what, out] : outputs) {
+    for (std::size_t i = 0; i < 16; ++i)
+      if ((*out)[i] != guard || (*out)[16 + m * n + i] != guard) fail(what, "wrote outside C");
+  }
   ++g_count[kComputed];
   if (!bounded) return;
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      double want = with_bias ? bias.data[j] : 0.0, magnitude = std::fabs(want);
-      for (std::size_t p = 0; p < k; ++p) {
-        want += double(a.data[i * k + p]) * b.data[p * n + j];
-        magnitude += std::fabs(double(a.data[i * k + p]) * b.data[p * n + j]);
+  for (const auto& [what, out] : outputs) {
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        double want = with_bias ? bias.data[j] : 0.0, magnitude = std::fabs(want);
+        for (std::size_t p = 0; p < k; ++p) {
+          want += double(a.data[i * k + p]) * b.data[p * n + j];
+          magnitude += std::fabs(double(a.data[i * k + p]) * b.data[p * n + j]);
+        }
+        const double got = (*out)[16 + i * n + j];
+        if (!(std::fabs(got - want) <= 1e-5 * magnitude + 1e-30))
+          fail(what, "differs from the float64 reference at (" + std::to_string(i) + ", " +
+                         std::to_string(j) + "): " + std::to_string(got) + " vs " +
+                         std::to_string(want));
       }
-      const double got = c[16 + i * n + j];
-      if (!(std::fabs(got - want) <= 1e-5 * magnitude + 1e-30))
-        fail("matmul", "differs from the float64 reference at (" + std::to_string(i) + ", " +
-                           std::to_string(j) + "): " + std::to_string(got) + " vs " +
-                           std::to_string(want));
-    }
+  }
   ++g_count[kPropertiesChecked];
 }
 

@@ -106,6 +106,20 @@ describe('USE-lite against TF.js', () => {
       { maxTokens: model.info.maxTokens, layers: model.info.layers, heads: model.info.heads,
         embeddingSize: model.info.embeddingSize, vocabSize: model.info.vocabSize },
       { maxTokens: 128, layers: 2, heads: 4, embeddingSize: 512, vocabSize: vocab.length });
+    assert.equal(model.info.build, lens.build === 'relaxed' ? 'relaxed' : 'simd');
+  });
+
+  it('runs in the model module of the engine\'s build', async () => {
+    // init({ build: 'simd' }) must get the SIMD128 module even where relaxed SIMD validates (a
+    // model cached for another build must not be handed out), with the same results.
+    const simd = await (await init({ build: 'simd' })).loadModel();
+    assert.equal(simd.info.build, 'simd');
+    if (lens.build === 'relaxed') assert.notEqual(simd, model);
+    const text = SENTENCES[3];
+    const a = model.run(text), b = simd.run(text);
+    assert.deepEqual(b.ids, a.ids);
+    for (let i = 0; i < a.embedding.length; i++)
+      assert.ok(Math.abs(a.embedding[i] - b.embedding[i]) <= TOLERANCE, `embedding[${i}]`);
   });
 
   const worst = { attention: 0, embedding: 0 };

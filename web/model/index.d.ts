@@ -77,6 +77,9 @@ export interface ModelInfo {
   readonly heads: number;
   readonly embeddingSize: number;
   readonly vocabSize: number;
+  /** The model module that runs it: 'relaxed' (fused multiply-add) when the engine runs the
+   *  relaxed build, else 'simd' (SIMD128). */
+  readonly build: 'relaxed' | 'simd';
 }
 
 export declare class UseLiteModel {

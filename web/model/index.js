@@ -4,9 +4,9 @@
 //   const model = await lens.loadModel();            // Node: the installed model package
 //   const r = model.run('The cat sat on the mat.');  // tokens, ids, layers[l].attention, embedding
 import { CallBuffers, formatBytes } from '../engine/heap.js';
-import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
+import { instantiate, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { cachedLoad, copyLayers, loadOptions, readTokens } from './loading.js';
+import { cachedLoad, copyLayers, loadOptions, moduleVariant, readTokens } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
 import { isLanguageModelSource, loadLanguageModel } from './llama.js';
@@ -29,13 +29,14 @@ export function loadModel(source, options, engine) {
   // 'stories260K', { tokenizer } or { config, weights, tokenizer }: a causal language model.
   if (isLanguageModelSource(source, options)) return loadLanguageModel(source, options, engine);
   const { report } = loadOptions(options, ['onProgress']);
-  return cachedLoad(cache, cacheKey(source), report, () => load(source, report));
+  const variant = moduleVariant(engine?.build);
+  const key = cacheKey(source);
+  return cachedLoad(cache, key === null ? null : `${variant}:${key}`, report, () => load(source, report, variant));
 }
 
-async function load(source, report) {
+async function load(source, report, variant) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  // The relaxed-SIMD module (fused multiply-add) where the runtime validates it.
-  const modulePromise = instantiate(relaxedSimdSupported() ? 'model-relaxed' : 'model');
+  const modulePromise = instantiate(variant);
   modulePromise.catch(() => {});  // awaited below; avoid an unhandled rejection meanwhile
   const bytes = await modelBytes(source, (loaded, total) => report('download', loaded, total));
   report('initialise', 0, 1);
@@ -48,7 +49,7 @@ async function load(source, report) {
     throw new ModelFormatError(error);
   }
   // The module now owns the file's bytes: the weights are read in place.
-  const model = new UseLiteModel(module);
+  const model = new UseLiteModel(module, variant === 'model-relaxed' ? 'relaxed' : 'simd');
   report('ready', 1, 1);
   return model;
 }
@@ -56,7 +57,7 @@ async function load(source, report) {
 export class UseLiteModel {
   #module;
 
-  constructor(module) {
+  constructor(module, build) {
     this.#module = module;
     const info = module.modelInfo();
     /** What this model is: name, limits and sizes. */
@@ -68,6 +69,7 @@ export class UseLiteModel {
       heads: info.heads,
       embeddingSize: info.embeddingSize,
       vocabSize: info.vocabSize,
+      build,
     });
     Object.freeze(this);
   }

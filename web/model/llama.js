@@ -5,9 +5,9 @@
 //   lm.run('Once upon a time');                          // ids, tokens, layers[l].attention, next
 //   lm.generate('Once upon a time', { steps: 40, temperature: 0 });
 import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
-import { instantiate, relaxedSimdSupported, simdSupported } from '../engine/load.js';
+import { instantiate, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { cachedLoad, copyLayers, loadOptions, readTokens } from './loading.js';
+import { cachedLoad, copyLayers, loadOptions, moduleVariant, readTokens } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { readBytes, toUrl } from './source.js';
 
@@ -54,15 +54,6 @@ export function loadLanguageModel(source, options, engine) {
   const variant = moduleVariant(engine?.build);
   const key = parts.key === null ? null : `${variant}:${parts.key}`;
   return cachedLoad(cache, key, report, () => load(parts, report, variant));
-}
-
-// The model module for the engine's build, chosen as init() chooses: relaxed SIMD (fused
-// multiply-add, same greedy text and reference tolerances: tests/js/lm-reference.test.js runs on
-// both) where the engine runs it, else SIMD128 (the model module has no scalar build). Without
-// an engine (a direct import), whatever this runtime validates.
-function moduleVariant(build) {
-  if (build === 'relaxed' || (build === undefined && relaxedSimdSupported())) return 'model-relaxed';
-  return 'model';
 }
 
 // What to read: { name, format: 'llama2c' | 'huggingface' | 'detect', model, config, tokenizer,

@@ -1,5 +1,6 @@
 // What every model loader shares: checked options with a progress reporter that never throws,
 // and a per-source cache of pending loads (a failed load is forgotten, so it may be retried).
+import { relaxedSimdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
 
 /** `options` checked against `allowed`, plus `report(stage, loaded, total)` for onProgress. */
@@ -19,6 +20,15 @@ export function loadOptions(options, allowed) {
     }
   };
   return { o, report };
+}
+
+// The model module for the engine's build, chosen as init() chooses: relaxed SIMD (fused
+// multiply-add, same reference tolerances: tests/js/model.test.js and lm-reference.test.js run
+// on both) where the engine runs it, else SIMD128 (the model module has no scalar build).
+// Without an engine (a direct import), whatever this runtime validates.
+export function moduleVariant(build) {
+  if (build === 'relaxed' || (build === undefined && relaxedSimdSupported())) return 'model-relaxed';
+  return 'model';
 }
 
 /** The cached load for `key` (null: not cached), else `start()`'s promise, cached. */

@@ -52,7 +52,8 @@ class TensorLookup {
 
 // Scratch buffers of one forward pass, kept per thread so that runs do not allocate once warm.
 struct Scratch {
-  std::vector<float> x, ln, qkv, q, k, v, o, cat, y, r, h, f, pooled;
+  std::vector<float> x, ln, qkv, q, k, v, o, cat, y, r, h, f, pooled, h_mean, y_mean;
+  std::vector<double> sums;
   static Scratch& local() {
     thread_local Scratch s;
     return s;
@@ -62,6 +63,15 @@ struct Scratch {
 float* sized(std::vector<float>& v, std::size_t n) {
   if (v.size() < n) v.resize(n);
   return v.data();
+}
+
+// out[j] = mean over the n rows of x [n, d] of column j, summed in double row after row (`sums`:
+// scratch; the adds of one row are independent, unlike one long chain per column).
+void mean_rows(const float* x, std::size_t n, std::size_t d, std::vector<double>& sums, float* out) {
+  sums.assign(d, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < d; ++j) sums[j] += x[i * d + j];
+  for (std::size_t j = 0; j < d; ++j) out[j] = static_cast<float>(sums[j]) / static_cast<float>(n);
 }
 
 }  // namespace
@@ -127,6 +137,16 @@ std::string UseLite::load(const ModelFile& file) {
                   PackedMatrix(L.d_out, L.d_ff, L.ffn1_w), PackedMatrix(L.d_ff, L.d_out, L.ffn2_w)};
   }
   pool_ = PackedMatrix(width, embedding_size, pool_w_);
+  // The timing signal of every position, made once: [sin(p·inv), cos(p·inv)] per row (musl's
+  // sin and cos are software, and a run needed n·d_embed of them).
+  const std::size_t half = d_embed_ / 2;
+  timing_signal_.resize(max_tokens * d_embed_);
+  for (std::size_t i = 0; i < max_tokens; ++i)
+    for (std::size_t j = 0; j < half; ++j) {
+      const float angle = static_cast<float>(i) * timing_[j];
+      timing_signal_[i * d_embed_ + j] = std::sin(angle);
+      timing_signal_[i * d_embed_ + half + j] = std::cos(angle);
+    }
   if (!(ln_eps_ > 0) || !(l2_eps_ > 0)) return "tensors 'ln.eps' and 'l2.eps' must be > 0";
   tokenizer_ = Tokenizer(file.pieces, file.scores);
   return {};
@@ -147,16 +167,11 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
   out.attention.resize(layer_count);
 
   // x0 = E + (E + timing), in the graph's order of additions.
-  const std::size_t half = d_embed_ / 2;
   float* x = sized(s.x, n * d_embed_);
   for (std::size_t i = 0; i < n; ++i) {
     const float* e = embed_ + static_cast<std::size_t>(ids[i]) * d_embed_;
-    const float position = static_cast<float>(i);
-    for (std::size_t j = 0; j < half; ++j) {
-      const float angle = position * timing_[j];
-      x[i * d_embed_ + j] = e[j] + (e[j] + std::sin(angle));
-      x[i * d_embed_ + half + j] = e[half + j] + (e[half + j] + std::cos(angle));
-    }
+    const float* signal = timing_signal_.data() + i * d_embed_;
+    for (std::size_t j = 0; j < d_embed_; ++j) x[i * d_embed_ + j] = e[j] + (e[j] + signal[j]);
   }
 
   for (std::size_t l = 0; l < layer_count; ++l) {
@@ -199,6 +214,20 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
     layer_norm(y, n, L.d_out, L.ln2_scale, L.ln2_bias, ln_eps_, ln);
     matmul(n, ln, P.ffn1, h, L.ffn1_b, kernel);
     for (std::size_t i = 0; i < n * L.d_ff; ++i) h[i] = std::max(h[i], 0.0f);
+    if (l + 1 == layer_count) {
+      // The last layer's output is only ever averaged over tokens (the embedding), and its
+      // second feed-forward product is linear: mean(y + h·W2 + b2) = mean(y) + mean(h)·W2 + b2.
+      // One row instead of n skips a sixth of the pass's multiply-adds; the sums differ from the
+      // graph's order only by rounding.
+      float* h_mean = sized(s.h_mean, L.d_ff);
+      float* pooled = sized(s.pooled, L.d_out);
+      mean_rows(h, n, L.d_ff, s.sums, h_mean);
+      matmul(1, h_mean, P.ffn2, pooled, L.ffn2_b, kernel);
+      float* y_mean = sized(s.y_mean, L.d_out);
+      mean_rows(y, n, L.d_out, s.sums, y_mean);
+      add_in_place(pooled, y_mean, L.d_out);
+      break;
+    }
     float* next = sized(s.f, n * L.d_out);
     matmul(n, h, P.ffn2, next, L.ffn2_b, kernel);
     add_in_place(next, y, n * L.d_out);
@@ -206,14 +235,8 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
     x = s.x.data();
   }
 
-  // Mean over tokens, dense + tanh, L2-normalise.
-  const std::size_t d = layers_[layer_count - 1].d_out;
-  float* pooled = sized(s.pooled, d);
-  for (std::size_t j = 0; j < d; ++j) {
-    double sum = 0;
-    for (std::size_t i = 0; i < n; ++i) sum += x[i * d + j];
-    pooled[j] = static_cast<float>(sum) / static_cast<float>(n);
-  }
+  // The pooled mean (above), dense + tanh, L2-normalise.
+  const float* pooled = s.pooled.data();
   out.embedding.resize(embedding_size);
   float* e = out.embedding.data();
   matmul(1, pooled, pool_, e, pool_b_, kernel);

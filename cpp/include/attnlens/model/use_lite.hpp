@@ -66,6 +66,7 @@ class UseLite {
   Tokenizer tokenizer_;
   std::size_t vocab_rows_ = 0, d_embed_ = 0;
   const float *embed_ = nullptr, *timing_ = nullptr;  // timing_: d_embed/2 inverse timescales
+  std::vector<float> timing_signal_;  // [max_tokens, d_embed]: the sines and cosines added to x0
   std::array<UseLiteLayer, layer_count> layers_{};
   const float *pool_w_ = nullptr, *pool_b_ = nullptr;
   // The weight matrices packed for matmul (ops.hpp): made at load, filled on first use.
