@@ -1,4 +1,5 @@
-// The relaxed build's register-tile choice (web/engine/tiles.js): made once per module at load,
+// The relaxed build's register-tile choice (web/engine/tiles.js): made once per module, by the
+// first call of a Lens large enough for the tiles to matter (never by small ones, nor at load),
 // reported by tileChoices(), and invisible in the results: both shapes give the same bits through
 // the module's attention call. Builds with one shape report no choice. The relaxed part needs
 // `node --experimental-wasm-relaxed-simd` (scripts/test.sh runs this file with it too); with
@@ -7,7 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { instantiate, relaxedSimdSupported } from '../../web/engine/load.js';
-import { chooseTiles, tileChoices } from '../../web/engine/tiles.js';
+import { TILE_CHOICE_FLOPS, chooseTiles, tileChoices } from '../../web/engine/tiles.js';
+import { Lens } from '../../web/engine/lens.js';
 import * as ref from './reference.js';
 
 const relaxed = relaxedSimdSupported();
@@ -44,12 +46,25 @@ describe('register tiles', () => {
     assert.equal(tileChoices().length, before);
   });
 
-  it('the relaxed build chooses at load, and both shapes give the same bits', { skip: !relaxed && 'no relaxed SIMD here' }, async () => {
+  it('the relaxed build chooses on its first large call, and both shapes give the same bits', { skip: !relaxed && 'no relaxed SIMD here' }, async () => {
     const before = tileChoices().length;
     const module = await instantiate('relaxed');
     assert.equal(module.hasWideTiles(), true);
+    assert.equal(tileChoices().length, before, 'loading the module chooses nothing');
+    const lens = new Lens(module, true, 'relaxed');
+    // Output only, h = 2, d = 64: 2·h·n²·128 flops; n = 128 is under the threshold, n = 256 over it.
+    const call = (n) => {
+      const x = ref.uniform(2 * n * 64, n);
+      return lens.attention(x, x, x, { dK: 64, heads: 2, weights: false });
+    };
+    assert.ok(2 * 2 * 128 * 128 * 128 < TILE_CHOICE_FLOPS && 2 * 2 * 512 * 512 * 128 >= TILE_CHOICE_FLOPS);
+    call(128);
+    lens.multiHead(ref.uniform(64 * 32, 9), { dModel: 32, heads: 2, wQ: ref.uniform(32 * 32, 10), wK: ref.uniform(32 * 32, 11), wV: ref.uniform(32 * 32, 12) });
+    assert.equal(tileChoices().length, before, 'small calls choose nothing');
+    call(512);
+    call(512);
     const choices = tileChoices();
-    assert.equal(choices.length, before + 1);  // instantiate() chose, once
+    assert.equal(choices.length, before + 1);  // the first large call chose, once
     const choice = choices.at(-1);
     assert.equal(typeof choice.wide, 'boolean');
     assert.equal(module.wideTiles(), choice.wide);

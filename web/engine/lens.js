@@ -2,6 +2,7 @@
 // TypeError/RangeError. No handles to delete: every call frees what it allocated.
 import { CallBuffers } from './heap.js';
 import { probeOnce, steadyCeiling } from './ceiling.js';
+import { chooseTilesFor } from './tiles.js';
 import * as check from './validate.js';
 
 const ATTENTION_OPTIONS = [
@@ -70,6 +71,8 @@ export class Lens {
       output: wantOutput ? [nOut, 'heads·nQ·dV'] : 'options.output is false',
       scores: returnScores ? [nn, 'heads·nQ·nK'] : 'options.returnScores is false',
     }, this.#module.HEAPU8.buffer);
+    // Q·Kᵀ, plus A·V when the output is asked for.
+    chooseTilesFor(this.#module, 2 * nn * (dK + (wantOutput ? dV : 0)));
     const buffers = new CallBuffers(
       this.#module,
       {
@@ -151,6 +154,7 @@ export class Lens {
     for (const [name, m] of Object.entries(matrices)) sizes[name] = m ? m.length * F32 : 0;
     sizes.output = wantOutput ? nOut * F32 : 0;
     sizes.weights = nn * F32;
+    chooseTilesFor(this.#module, 2 * nn * 2 * (dModel / heads));  // the attention inside
     const buffers = new CallBuffers(
       this.#module, sizes, `multi-head attention with heads·nQ·nK = ${heads}·${nQ}·${nK}`,
       // Scratch: projections and per-head copies of Q, K, V, O, plus Kᵀ.

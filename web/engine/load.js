@@ -3,7 +3,6 @@
 // the same folder as the module (the URL is relative to import.meta.url, so bundlers see it).
 
 import { isNode, relaxedSimdSupported, simdSupported } from './runtime.js';
-import { chooseTiles } from './tiles.js';
 
 export { isNode, relaxedSimdSupported, simdSupported };
 
@@ -72,7 +71,5 @@ export async function instantiate(variant, extra = {}) {
     ...extra,
   };
   if (isNode) moduleArgs.wasmBinary = await readFileNode(build.wasm());
-  const module = await createModule(moduleArgs);
-  chooseTiles(module);  // the relaxed builds' register tiles: the faster of two shapes here
-  return module;
+  return createModule(moduleArgs);
 }

@@ -12,6 +12,19 @@ const HEADS = 1, N = 384, D = 64, CALLS = 2;
 const v8Major = Number(globalThis.process?.versions?.v8?.split('.')[0]);
 const knownSlowWide = v8Major > 0 && v8Major < 12;
 
+// Calls of at least this many flops choose the tiles first (chooseTilesFor): ~4 ms of work in one
+// thread here, so the ~30 ms choice is paid once, by a call where the tiles matter, and never by
+// pages that only draw small figures (h = 8, n = 256, d = 64 is the smallest such call).
+export const TILE_CHOICE_FLOPS = 2 ** 27;
+const chosen = new WeakSet();
+
+/** Chooses the tiles of `module` once, before its first call of ≥ TILE_CHOICE_FLOPS flops. */
+export function chooseTilesFor(module, flops) {
+  if (flops < TILE_CHOICE_FLOPS || chosen.has(module)) return;
+  chosen.add(module);
+  chooseTiles(module);
+}
+
 const choices = [];
 /** The choices made so far, first first (for benchmark reports). */
 export const tileChoices = () => choices.slice();
