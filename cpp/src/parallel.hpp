@@ -15,9 +15,10 @@ unsigned threads();
 
 // Calls body(begin, end) over [0, items) in chunks of at least `min_chunk` items (the last may be
 // shorter); several chunks may run at once on different threads, each thread's chunks in
-// increasing order. Chunks are guided: a thread takes about remaining / (2 · threads) items, so
+// increasing order. Chunks are guided: a thread takes about remaining / (4 · threads) items, so
 // early chunks are large (few boundaries, where a thread re-packs a head's keys) and the last
-// ones small (threads finish together even when one ran slower, e.g. under other processes).
+// ones small (threads finish together even when one ran slower, e.g. under other processes; a
+// thread the OS deschedules mid-chunk holds back at most a quarter of its share).
 // Serial (one body(0, items) call) when threads() == 1, items ≤ min_chunk, or called from inside a
 // running for_chunks. `body` must not throw.
 template <class Body>
