@@ -84,7 +84,7 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       fn_ = fn, body_ = body, items_ = items, min_chunk_ = min_chunk;
-      divisor_ = 4 * std::size_t{wanted_};
+      divisor_ = 2 * std::size_t{wanted_};
       next_.store(0, std::memory_order_relaxed);
       chunks_.store(0, std::memory_order_relaxed);
       seats_ = wanted_ - 1;  // how many workers may join this job
@@ -106,7 +106,7 @@ class Pool {
     in_chunk = true;
     std::size_t b = next_.load(std::memory_order_relaxed), e = 0;
     for (;;) {
-      do {  // claim [b, e): about remaining / (4 · threads), at least min_chunk_
+      do {  // claim [b, e): about remaining / (2 · threads), at least min_chunk_
         if (b >= items_) {
           in_chunk = false;
           return;
@@ -145,7 +145,7 @@ class Pool {
   std::atomic<std::size_t> next_{0}, chunks_{0};
   detail::ChunkFn fn_ = nullptr;
   void* body_ = nullptr;
-  std::size_t items_ = 0, min_chunk_ = 1, divisor_ = 4;
+  std::size_t items_ = 0, min_chunk_ = 1, divisor_ = 2;
   std::uint64_t generation_ = 0;
   unsigned wanted_ = 1, seats_ = 0, active_ = 0;
   bool stop_ = false;
