@@ -150,32 +150,12 @@ ATTNLENS_NOINLINE void pack_keys(const float* k, std::size_t n, std::size_t d, f
   }
 }
 
-// `count` rows of Q [count, d] → Qᵀ [d][Bq], the columns past count zero; W × W blocks are
-// transposed in registers.
+// `count` rows of Q [count, d] → Qᵀ [d][Bq], the columns past count zero.
 template <class Arch, std::size_t Bq>
 ATTNLENS_NOINLINE void pack_queries_t(const float* q, std::size_t count, std::size_t d,
                                       float* out) {
-  using V = vec<Arch>;
-  constexpr std::size_t W = V::width;
-  std::size_t i = 0;
-  if constexpr (W > 1) {
-    const std::size_t dw = d / W * W;
-    for (; i + W <= count; i += W) {
-      for (std::size_t c = 0; c < dw; c += W) {
-        typename V::type block[W];
-        for (std::size_t r = 0; r < W; ++r) block[r] = V::load(q + (i + r) * d + c);
-        V::transpose(block);
-        for (std::size_t r = 0; r < W; ++r) V::store(out + (c + r) * Bq + i, block[r]);
-      }
-      for (std::size_t c = dw; c < d; ++c)
-        for (std::size_t r = 0; r < W; ++r) out[c * Bq + i + r] = q[(i + r) * d + c];
-    }
-  }
-  for (std::size_t c = 0; c < d; ++c) {
-    float* row = out + c * Bq;
-    for (std::size_t r = i; r < count; ++r) row[r] = q[r * d + c];
-    for (std::size_t r = count; r < Bq; ++r) row[r] = 0.0f;
-  }
+  transpose_rows<Arch>(q, count, d, d, out, Bq);
+  for (std::size_t c = 0; c < d; ++c) std::fill(out + c * Bq + count, out + (c + 1) * Bq, 0.0f);
 }
 
 // V [n, d] → [n, dp] with dp ≥ d whole tiles, the extra columns zero.

@@ -101,25 +101,10 @@ ATTNLENS_NOINLINE void gemm_tile_packed(std::size_t k, const float* a, const flo
 }
 
 // MR rows of A (row stride lda, k columns) interleaved for gemm_tile_packed: out[p·MR + r] =
-// a[r·lda + p]; W × W transposes for each whole group of W rows, single floats for the rest.
+// a[r·lda + p].
 template <class Arch, std::size_t MR>
 ATTNLENS_NOINLINE void pack_rows(std::size_t k, const float* a, std::size_t lda, float* out) {
-  using V = vec<Arch>;
-  constexpr std::size_t W = V::width, blocked = W > 1 ? MR / W * W : 0;
-  std::size_t p = 0;
-  if constexpr (blocked > 0)
-    for (; p + W <= k; p += W) {
-      for (std::size_t r0 = 0; r0 < blocked; r0 += W) {
-        typename V::type rows[W];
-        for (std::size_t r = 0; r < W; ++r) rows[r] = V::load(a + (r0 + r) * lda + p);
-        V::transpose(rows);
-        for (std::size_t q = 0; q < W; ++q) V::store(out + (p + q) * MR + r0, rows[q]);
-      }
-      for (std::size_t q = 0; q < W; ++q)
-        for (std::size_t r = blocked; r < MR; ++r) out[(p + q) * MR + r] = a[r * lda + p + q];
-    }
-  for (; p < k; ++p)
-    for (std::size_t r = 0; r < MR; ++r) out[p * MR + r] = a[r * lda + p];
+  transpose_rows<Arch>(a, MR, k, lda, out, MR);
 }
 
 // All rows of one column panel: full MR-row tiles, then single rows.

@@ -126,4 +126,24 @@ inline typename vec<Arch>::type exp2_softmax(typename vec<Arch>::type t) {
 
 inline constexpr float log2e = 1.4426950408889634f;
 
+// out[c·ldo + r] = src[r·lds + c] for r < rows, c < cols: rows of src become columns of out (the
+// packed layouts of Qᵀ in attention and of A's row tiles in gemm_packed); whole W × W blocks are
+// transposed in registers, the edges copied one float at a time.
+template <class Arch>
+inline void transpose_rows(const float* src, std::size_t rows, std::size_t cols, std::size_t lds,
+                           float* out, std::size_t ldo) {
+  using V = vec<Arch>;
+  constexpr std::size_t W = V::width;
+  const std::size_t rw = W > 1 ? rows / W * W : 0, cw = W > 1 ? cols / W * W : 0;
+  for (std::size_t r = 0; r < rw; r += W)
+    for (std::size_t c = 0; c < cw; c += W) {
+      typename V::type block[W];
+      for (std::size_t i = 0; i < W; ++i) block[i] = V::load(src + (r + i) * lds + c);
+      V::transpose(block);
+      for (std::size_t i = 0; i < W; ++i) V::store(out + (c + i) * ldo + r, block[i]);
+    }
+  for (std::size_t c = 0; c < cols; ++c)
+    for (std::size_t r = c < cw ? rw : 0; r < rows; ++r) out[c * ldo + r] = src[r * lds + c];
+}
+
 }  // namespace attnlens::kernels

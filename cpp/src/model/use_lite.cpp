@@ -214,6 +214,7 @@ void UseLite::forward(Span<const std::int32_t> ids, UseLiteOutput& out, Kernel k
     layer_norm(y, n, L.d_out, L.ln2_scale, L.ln2_bias, ln_eps_, ln);
     matmul(n, ln, P.ffn1, h, L.ffn1_b, kernel);
     for (std::size_t i = 0; i < n * L.d_ff; ++i) h[i] = std::max(h[i], 0.0f);
+    static_assert(layer_count >= 1, "the pooled mean below comes from the last layer");
     if (l + 1 == layer_count) {
       // The last layer's output is only ever averaged over tokens (the embedding), and its
       // second feed-forward product is linear: mean(y + h·W2 + b2) = mean(y) + mean(h)·W2 + b2.
