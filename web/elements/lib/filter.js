@@ -60,19 +60,16 @@ function kept(tokens, indices, texts) {
   return out;
 }
 
-/**
- * Rows `keepQ` and columns `keepK` of each [heads, nQ, nK] block, rows renormalised if asked;
- * into `out` when given.
- */
-function select(weights, heads, nQ, nK, keepQ, keepK, renormalize, out = new Float32Array(heads * keepQ.length * keepK.length)) {
-  const rows = keepQ.length, cols = keepK.length;
-  for (let h = 0; h < heads; h++)
-    for (let r = 0; r < rows; r++) {
-      const from = (h * nQ + keepQ[r]) * nK, to = (h * rows + r) * cols;
-      let sum = 0;
-      for (let c = 0; c < cols; c++) sum += (out[to + c] = weights[from + keepK[c]]);
-      if (renormalize && sum > 0) for (let c = 0; c < cols; c++) out[to + c] /= sum;
-    }
+// Rows `keepQ` and columns `keepK` of one head's matrix (rows of nK) into `out`, rows
+// renormalised if asked.
+function select(matrix, nK, keepQ, keepK, renormalize, out) {
+  const cols = keepK.length;
+  for (let r = 0; r < keepQ.length; r++) {
+    const from = keepQ[r] * nK, to = r * cols;
+    let sum = 0;
+    for (let c = 0; c < cols; c++) sum += (out[to + c] = matrix[from + keepK[c]]);
+    if (renormalize && sum > 0) for (let c = 0; c < cols; c++) out[to + c] /= sum;
+  }
   return out;
 }
 
@@ -85,7 +82,7 @@ function select(weights, heads, nQ, nK, keepQ, keepK, renormalize, out = new Flo
  */
 export function applyFilter(result, { hide = [], renormalize = false } = {}, pool = null) {
   if (!result || !Array.isArray(result.weights) || result.hidden) return result;
-  const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
+  const { queryTokens, keyTokens } = shapeOf(result);
   const plan = hidePlan(result, hide, renormalize);
   if (!plan) return { ...result, hidden: NOTHING_HIDDEN };
   const { keepQ, keepK, self, hidden } = plan;
@@ -115,14 +112,14 @@ export function applyFilter(result, { hide = [], renormalize = false } = {}, poo
 // Each head's kept rows and columns, selected when the head is first read (lazy-weights.js), from
 // the head of the unfiltered result (itself computed on demand); into `pool`'s arrays if given.
 function filteredWeights(result, keepQ, keepK, renormalize, pool) {
-  const { nQ, nK } = shapeOf(result);
+  const { nK } = shapeOf(result);
   const size = keepQ.length * keepK.length, length = result.heads * size;
   const lazy = new LazyWeights({
     layers: result.layers, heads: result.heads, size,
     provide: (layer) => (pool ? pool.take(`hidden/${layer}`, length) : new Float32Array(length)),
     compute: (layer, first, count, target) => {
       for (let h = first; h < first + count; h++)
-        select(headMatrix(result, layer, h), 1, nQ, nK, keepQ, keepK, renormalize, target.subarray((h - first) * size, (h - first + 1) * size));
+        select(headMatrix(result, layer, h), nK, keepQ, keepK, renormalize, target.subarray((h - first) * size, (h - first + 1) * size));
     },
   });
   return lazyWeightsArray(lazy, result.layers);
