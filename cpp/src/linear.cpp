@@ -46,9 +46,7 @@ float element(const WeightMatrix& w, std::size_t i) {
   return 0.0f;
 }
 
-// Below this many multiply-adds per chunk a call is not worth waking the pool for (a wake and
-// join costs tens of microseconds in wasm; 2^18 multiply-adds are ~10–20 µs of one thread).
-constexpr std::size_t kChunkWork = std::size_t{1} << 18;
+constexpr std::size_t kChunkWork = parallel::kChunkMultiplyAdds;
 // Inputs up to this many rows go through the matrix-vector kernel (W streamed once per call);
 // more through packed panels (W widened once per panel, then reused by every row tile).
 constexpr std::size_t kGemvRows = 4;
