@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the native library + doctest suite, the wasm modules (engine relaxed SIMD, SIMD128 and
-# scalar, their threaded twins, the model add-on in relaxed SIMD and SIMD128) into web/dist/, the
-# fuzz harness, the minified elements (web/dist/elements/), the single-file bundle and the packed
-# model file. Incremental: a second run only rebuilds what changed.
+# scalar, their threaded twins; the model add-on in relaxed SIMD and SIMD128, threaded too) into
+# web/dist/, the fuzz harness, the minified elements (web/dist/elements/), the single-file bundle
+# and the packed model file. Incremental: a second run only rebuilds what changed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/.build"
@@ -23,8 +23,8 @@ configure "$BUILD/wasm-relaxed" emcmake cmake -DATTNLENS_SIMD=ON -DATTNLENS_RELA
 configure "$BUILD/wasm-scalar" emcmake cmake -DATTNLENS_SIMD=OFF \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch"
 
-# The threaded engine builds (-pthread: a pool of Web Workers, for Node and cross-origin-isolated
-# pages), SIMD128 and relaxed SIMD; only the engine module is built in them (no model, no tests).
+# The threaded builds (-pthread: a pool of Web Workers, for Node and cross-origin-isolated pages),
+# SIMD128 and relaxed SIMD; only the engine and model modules are built in them (no tests).
 configure "$BUILD/wasm-simd-threads" emcmake cmake -DATTNLENS_SIMD=ON -DATTNLENS_THREADS=ON \
   -DATTNLENS_TESTS=OFF
 configure "$BUILD/wasm-relaxed-threads" emcmake cmake -DATTNLENS_SIMD=ON -DATTNLENS_RELAXED_SIMD=ON \
@@ -40,7 +40,7 @@ for dir in native wasm-simd wasm-relaxed wasm-scalar; do
 done
 for dir in wasm-simd-threads wasm-relaxed-threads; do
   echo "[build] $dir" >&2
-  cmake --build "$BUILD/$dir" --target attnlens_wasm -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
+  cmake --build "$BUILD/$dir" --target attnlens_wasm attnlens_model_wasm -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
 done
 echo "[build] fuzz" >&2
 cmake --build "$BUILD/fuzz" --target attnlens_fuzz attnlens_fuzz_llama -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }

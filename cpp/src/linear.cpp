@@ -1,9 +1,14 @@
-// The contract's first implementation: plain loops, one float sum per output in column order.
-// To be replaced by xsimd kernels (gemv for small m, packed panels widened from 16 bits for
-// larger m) and threads; tests hold either against float64 references.
+// Weight products at the file's precision: a matrix-vector kernel for a few input rows
+// (decoding), packed panels of Wᵀ widened to float32 for more (prefill), both split among the
+// pool's threads by output columns (kernels/linear.hpp, kernels/gemm.hpp).
 #include "attnlens/linear.hpp"
 
+#include <algorithm>
 #include <cstring>
+
+#include "dispatch.hpp"
+#include "kernels/linear.hpp"
+#include "parallel.hpp"
 
 namespace attnlens {
 
@@ -31,6 +36,7 @@ float bf16_to_f32(std::uint16_t h) {
 }
 
 namespace {
+
 float element(const WeightMatrix& w, std::size_t i) {
   switch (w.type) {
     case WeightType::f32: return static_cast<const float*>(w.data)[i];
@@ -39,6 +45,65 @@ float element(const WeightMatrix& w, std::size_t i) {
   }
   return 0.0f;
 }
+
+constexpr std::size_t kChunkWork = parallel::kChunkMultiplyAdds;
+// Inputs up to this many rows go through the matrix-vector kernel (W streamed once per call);
+// more through packed panels (W widened once per panel, then reused by every row tile).
+constexpr std::size_t kGemvRows = 4;
+
+struct x_rows;  // x permuted for interleaved (16-bit) weights
+
+template <class Arch, class Weights>
+void gemv(std::size_t m, const float* x, const WeightMatrix& w, const float* bias, float* y) {
+  const auto* data = static_cast<const typename Weights::elem*>(w.data);
+  const float* xs = x;
+  if constexpr (Weights::interleaved) {
+    float* permuted = kernels::thread_scratch<x_rows>(m * w.in);
+    kernels::permute_x<Arch>(m, w.in, x, w.in, permuted);
+    xs = permuted;
+  }
+  const std::size_t min_rows = std::max<std::size_t>(4, kChunkWork / (m * w.in));
+  parallel::for_chunks(w.out, min_rows, [&](std::size_t begin, std::size_t end) {
+    kernels::gemv_rows<Arch, Weights>(m, begin, end, w.in, xs, data, y, w.out, bias);
+  });
+}
+
+template <class Arch, class Weights>
+void gemm(std::size_t m, const float* x, const WeightMatrix& w, const float* bias, float* y) {
+  constexpr std::size_t cols = kernels::gemm_shape<Arch>::cols;
+  const auto* data = static_cast<const typename Weights::elem*>(w.data);
+  const std::size_t k = w.in, n = w.out;
+  // A's row tiles are packed once by this thread and read by every chunk.
+  const kernels::packed_a_rows rows = kernels::pack_a_rows<Arch>(m, n, k, x, k);
+  // Work items: whole panels of `cols` weight rows, then the last n mod cols rows as one more
+  // item, so that every column is computed by the same tile whichever chunk it falls in.
+  const std::size_t panels = n / cols, items = panels + (n % cols ? 1 : 0);
+  const std::size_t min_items = std::max<std::size_t>(1, kChunkWork / (m * k * cols));
+  parallel::for_chunks(items, min_items, [&](std::size_t begin, std::size_t end) {
+    float* panel = kernels::thread_scratch<kernels::w_panel>(k * cols);
+    for (std::size_t p = begin; p < end; ++p) {
+      const std::size_t j = p * cols;
+      const float* b = bias ? bias + j : nullptr;
+      if (p < panels) {
+        kernels::pack_weight_panel<Arch, Weights>(j, cols, k, data, panel);
+        kernels::gemm_packed_panel<Arch>(m, k, rows, x, k, panel, nullptr, y + j, n, b);
+      } else {
+        kernels::pack_weight_panel<Arch, Weights>(j, n - j, k, data, panel);
+        kernels::gemm_packed_tail<Arch>(m, n - j, k, x, k, panel, y + j, n, b);
+      }
+    }
+  });
+}
+
+template <class Arch, class Weights>
+void run(std::size_t m, const float* x, const WeightMatrix& w, const float* bias, float* y) {
+  if (m <= kGemvRows) {
+    gemv<Arch, Weights>(m, x, w, bias, y);
+  } else {
+    gemm<Arch, Weights>(m, x, w, bias, y);
+  }
+}
+
 }  // namespace
 
 void weight_row(const WeightMatrix& w, std::size_t row, float* out) {
@@ -46,13 +111,21 @@ void weight_row(const WeightMatrix& w, std::size_t row, float* out) {
 }
 
 void linear(std::size_t m, const float* x, const WeightMatrix& w, const float* bias, float* y,
-            Kernel) {
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t o = 0; o < w.out; ++o) {
-      float sum = 0.0f;
-      for (std::size_t c = 0; c < w.in; ++c) sum += x[i * w.in + c] * element(w, o * w.in + c);
-      y[i * w.out + o] = sum + (bias ? bias[o] : 0.0f);
+            Kernel kernel) {
+  if (m == 0 || w.out == 0) return;
+  if (w.in == 0) {  // an empty sum: y is the bias (or 0), and x and W may be null
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t o = 0; o < w.out; ++o) y[i * w.out + o] = bias ? bias[o] : 0.0f;
+    return;
+  }
+  dispatch(kernel, [&](auto arch) {
+    using Arch = decltype(arch);
+    switch (w.type) {
+      case WeightType::f32: return run<Arch, kernels::f32_weights>(m, x, w, bias, y);
+      case WeightType::f16: return run<Arch, kernels::f16_weights>(m, x, w, bias, y);
+      case WeightType::bf16: return run<Arch, kernels::bf16_weights>(m, x, w, bias, y);
     }
+  });
 }
 
 }  // namespace attnlens

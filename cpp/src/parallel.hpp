@@ -13,6 +13,11 @@ namespace attnlens::parallel {
 // The pool's size: set by attnlens::set_threads (threads.hpp).
 unsigned threads();
 
+// The least work worth handing a thread, in multiply-adds (matrix products, linear()): waking a
+// worker and joining it costs tens of microseconds in wasm; 2^18 multiply-adds take ~10–20 µs
+// on one thread.
+inline constexpr std::size_t kChunkMultiplyAdds = std::size_t{1} << 18;
+
 // Calls body(begin, end) over [0, items) in chunks of at least `min_chunk` items (the last may be
 // shorter); several chunks may run at once on different threads, each thread's chunks in
 // increasing order. Chunks are guided: a thread takes about remaining / (2 · threads) items, so

@@ -1,14 +1,18 @@
-// Threads (cpp/src/parallel.cpp): attention split by heads and query blocks across 2–4 threads
-// must give results bit-identical to one thread, for every option, and the split must really
-// happen (last_call_chunks) on shapes large enough to be worth it.
+// Threads (cpp/src/parallel.cpp): attention split by heads and query blocks, matrix products by
+// column panels, across 2–4 threads must give results bit-identical to one thread, for every
+// option, and the split must really happen (last_call_chunks) on shapes large enough to be worth
+// it. (linear(): tests/cpp/test_linear.cpp.)
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <cstring>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "attnlens/attention.hpp"
 #include "attnlens/multi_head.hpp"
+#include "attnlens/ops.hpp"
 #include "attnlens/threads.hpp"
 #include "support.hpp"
 
@@ -131,4 +135,38 @@ TEST_CASE("set_threads clamps and reports") {
   CHECK(attnlens::threads() == attnlens::max_threads());
   attnlens::set_threads(1);
   CHECK(attnlens::threads() == 1);
+}
+
+TEST_CASE("threaded matrix products are bit-identical to one thread") {
+  if (attnlens::max_threads() == 1) return;
+  struct Shape {
+    std::size_t m, n, k;
+  };
+  // Below and above gemm's packing threshold (m ≥ 64), n off every panel width.
+  const Shape shapes[] = {{12, 1001, 256}, {70, 515, 130}, {200, 333, 96}};
+  for (attnlens::Kernel kernel : support::kernels())
+    for (const Shape& s : shapes) {
+      const auto a = support::uniform(s.m * s.k, 61), b = support::uniform(s.k * s.n, 62),
+                 bias = support::uniform(s.n, 63);
+      const attnlens::PackedMatrix packed(s.k, s.n, b.data());
+      auto both = [&](unsigned threads) {
+        attnlens::set_threads(threads);
+        std::vector<float> c(s.m * s.n), p(s.m * s.n);
+        attnlens::matmul(s.m, s.n, s.k, a.data(), b.data(), c.data(), bias.data(), kernel);
+        const bool split_plain = attnlens::last_call_chunks() > 1;
+        attnlens::matmul(s.m, a.data(), packed, p.data(), bias.data(), kernel);
+        const bool split_packed = attnlens::last_call_chunks() > 1;
+        return std::make_tuple(c, p, split_plain && split_packed);
+      };
+      const auto [c1, p1, split1] = both(1);
+      CHECK_FALSE(split1);
+      for (unsigned threads : {2u, 3u, 4u}) {
+        const auto [c, p, split] = both(threads);
+        INFO(std::string(support::name(kernel)), " m=", s.m, " n=", s.n, " k=", s.k, " threads=", threads);
+        CHECK(split);
+        CHECK(same_bits(c1, c));
+        CHECK(same_bits(p1, p));
+      }
+    }
+  attnlens::set_threads(1);
 }

@@ -1,5 +1,6 @@
 // libFuzzer harness for the C++ core, through its public API only: attention() (caller-owned and
-// owning forms), multi_head_attention() and matmul() (B as given and packed once), with random
+// owning forms), multi_head_attention(), matmul() (B as given and packed once) and linear()
+// (weights at float32, float16 or bfloat16), with random
 // shapes (0, small, huge), options, masks, buffer lengths and values (NaN, ±Inf, denormals,
 // FLT_MAX, …).
 //
@@ -33,6 +34,7 @@
 #include "attnlens/attention.hpp"
 #include "attnlens/error.hpp"
 #include "attnlens/kernel.hpp"
+#include "attnlens/linear.hpp"
 #include "attnlens/multi_head.hpp"
 #include "attnlens/ops.hpp"
 
@@ -63,12 +65,12 @@ bool strict() {
 enum Outcome { kRejected, kTooLarge, kComputed, kPropertiesChecked, kOutcomes };
 const char* const kOutcomeNames[] = {"rejected", "valid-but-too-large", "computed",
                                      "properties-checked"};
-std::size_t g_counts[4][kOutcomes];
+std::size_t g_counts[5][kOutcomes];
 std::size_t* g_count = g_counts[0];
 
 void print_stats() {
-  const char* apis[] = {"attention", "attention (owning)", "multi_head", "matmul"};
-  for (int a = 0; a < 4; ++a) {
+  const char* apis[] = {"attention", "attention (owning)", "multi_head", "matmul", "linear"};
+  for (int a = 0; a < 5; ++a) {
     std::fprintf(stderr, "%-20s", apis[a]);
     for (int o = 0; o < kOutcomes; ++o) std::fprintf(stderr, " %s=%zu", kOutcomeNames[o], g_counts[a][o]);
     std::fprintf(stderr, "\n");
@@ -574,17 +576,87 @@ void fuzz_matmul(FuzzedDataProvider& fdp) {
   ++g_count[kPropertiesChecked];
 }
 
+// linear() has no checks either: weight type, shape and values from the input (16-bit weights as
+// raw bits: subnormals, zeros, both signs; infinities and NaN too, where only the guard cells
+// are checked, as the loaders reject non-finite weights), against a float64 reference.
+void fuzz_linear(FuzzedDataProvider& fdp) {
+  const auto type = static_cast<attnlens::WeightType>(fdp.ConsumeIntegralInRange<int>(0, 2));
+  const std::size_t m = fdp.ConsumeIntegralInRange<std::size_t>(0, 70);
+  const std::size_t out = fdp.ConsumeIntegralInRange<std::size_t>(0, 90);
+  const std::size_t in = fdp.ConsumeIntegralInRange<std::size_t>(0, 90);
+  const bool with_bias = fdp.ConsumeBool();
+  const attnlens::Kernel kernel = kernel_of(fdp);
+  ValueSource values(fdp);
+  bool bounded = true;
+  std::vector<float> x(m * in), bias(with_bias ? out : 0), f32(type == attnlens::WeightType::f32 ? out * in : 0);
+  std::vector<std::uint16_t> bits(type == attnlens::WeightType::f32 ? 0 : out * in);
+  std::vector<double> w(out * in);  // every weight's value
+  for (float& v : x) v = values.next();
+  for (float& v : bias) v = values.next();
+  for (float& v : f32) v = values.next();
+  if (!x.empty() && fdp.ConsumeBool())
+    x[fdp.ConsumeIntegralInRange<std::size_t>(0, x.size() - 1)] = special_value(fdp.ConsumeIntegral<std::uint8_t>());
+  // 16-bit weights: random bits (ValueSource's generator), the exponent kept small (float16:
+  // 0–23, subnormals included; bfloat16: 2^−7 … 2^9) unless the input asks for the whole range.
+  const bool any_bits = fdp.ConsumeBool();
+  for (std::uint16_t& h : bits) {
+    values.next();
+    const std::uint32_t r = values.state >> 8;
+    std::uint32_t b = r & 0xFFFFu;
+    if (!any_bits && type == attnlens::WeightType::f16)
+      b = (r & 0x83FFu) | ((r >> 16) % 24) << 10;
+    else if (!any_bits)
+      b = (r & 0x807Fu) | (120 + (r >> 16) % 16) << 7;
+    h = static_cast<std::uint16_t>(b);
+  }
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = type == attnlens::WeightType::f32 ? f32[i]
+           : type == attnlens::WeightType::f16 ? attnlens::f16_to_f32(bits[i])
+                                               : attnlens::bf16_to_f32(bits[i]);
+  for (float v : x) bounded &= std::fabs(v) <= kBound;
+  for (float v : bias) bounded &= std::fabs(v) <= kBound;
+  for (double v : w) bounded &= std::fabs(v) <= 1e6;
+  const char* names[] = {"f32", "f16", "bf16"};
+  g_call = std::string("linear ") + names[int(type)] + " m=" + std::to_string(m) + " out=" +
+           std::to_string(out) + " in=" + std::to_string(in) + (with_bias ? " bias" : "") +
+           (kernel == attnlens::Kernel::simd ? " simd" : " scalar");
+  const void* data = type == attnlens::WeightType::f32 ? static_cast<const void*>(f32.data()) : bits.data();
+  constexpr float guard = -12345.5f;
+  std::vector<float> y(m * out + 32, guard);
+  attnlens::linear(m, x.data(), {data, type, out, in}, with_bias ? bias.data() : nullptr,
+                   y.data() + 16, kernel);
+  for (std::size_t i = 0; i < 16; ++i)
+    if (y[i] != guard || y[16 + m * out + i] != guard) fail("linear", "wrote outside y");
+  ++g_count[kComputed];
+  if (!bounded) return;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t o = 0; o < out; ++o) {
+      double want = with_bias ? bias[o] : 0.0, magnitude = std::fabs(want);
+      for (std::size_t c = 0; c < in; ++c) {
+        want += double(x[i * in + c]) * w[o * in + c];
+        magnitude += std::fabs(double(x[i * in + c]) * w[o * in + c]);
+      }
+      const double got = y[16 + i * out + o];
+      if (!(std::fabs(got - want) <= 1e-5 * magnitude + 1e-30))
+        fail("linear", "differs from the float64 reference at (" + std::to_string(i) + ", " +
+                           std::to_string(o) + "): " + std::to_string(got) + " vs " +
+                           std::to_string(want));
+    }
+  ++g_count[kPropertiesChecked];
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider fdp(data, size);
-  const int api = fdp.ConsumeIntegralInRange<int>(0, 3);
+  const int api = fdp.ConsumeIntegralInRange<int>(0, 4);
   g_count = g_counts[api];
   switch (api) {
     case 0: fuzz_attention(fdp, false); break;
     case 1: fuzz_attention(fdp, true); break;
     case 2: fuzz_multi_head(fdp); break;
-    default: fuzz_matmul(fdp); break;
+    case 3: fuzz_matmul(fdp); break;
+    default: fuzz_linear(fdp); break;
   }
   return 0;
 }

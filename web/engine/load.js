@@ -44,6 +44,15 @@ const builds = {
     factory: () => import('../dist/attnlens-model-relaxed.mjs'),
     wasm: () => new URL('../dist/attnlens-model-relaxed.wasm', import.meta.url),
   },
+  // The model add-on's threaded builds (web/model/loading.js picks them where threads run).
+  'model-threads': {
+    factory: () => import('../dist/attnlens-model-threads.mjs'),
+    wasm: () => new URL('../dist/attnlens-model-threads.wasm', import.meta.url),
+  },
+  'model-relaxed-threads': {
+    factory: () => import('../dist/attnlens-model-relaxed-threads.mjs'),
+    wasm: () => new URL('../dist/attnlens-model-relaxed-threads.wasm', import.meta.url),
+  },
 };
 
 /** A Node built-in module ('fs', 'path', ...) without a static `node:` import. */
@@ -59,8 +68,9 @@ async function readFileNode(url) {
 }
 
 /**
- * Instantiates one build ('relaxed', 'simd', 'scalar', 'relaxed-threads', 'simd-threads', 'model'
- * or 'model-relaxed') and returns the Emscripten module; `extra` adds module arguments.
+ * Instantiates one build ('relaxed', 'simd', 'scalar', 'relaxed-threads', 'simd-threads', 'model',
+ * 'model-relaxed', 'model-threads' or 'model-relaxed-threads') and returns the Emscripten module;
+ * `extra` adds module arguments (a threaded build needs threaded.js's threadedModuleArgs).
  */
 export async function instantiate(variant, extra = {}) {
   const build = builds[variant];

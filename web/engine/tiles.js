@@ -36,7 +36,7 @@ export const tileChoices = () => choices.slice();
 export function chooseTiles(module, { clock = () => performance.now() } = {}) {
   if (!module.hasWideTiles?.()) return null;
   const floats = HEADS * N * D;
-  const base = module._malloc(4 * floats * 4);
+  const base = module._malloc(4 * floats * 4) >>> 0;  // unsigned (heap.js)
   if (!base) return null;  // keep the default shape
   const times = [[], []];
   try {

@@ -4,9 +4,9 @@
 //   const model = await lens.loadModel();            // Node: the installed model package
 //   const r = model.run('The cat sat on the mat.');  // tokens, ids, layers[l].attention, embedding
 import { CallBuffers, formatBytes } from '../engine/heap.js';
-import { instantiate, simdSupported } from '../engine/load.js';
+import { simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { cachedLoad, copyLayers, loadOptions, moduleVariant, readTokens } from './loading.js';
+import { cachedLoad, copyLayers, instantiateModel, loadOptions, moduleVariant, readTokens } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
 import { isLanguageModelSource, loadLanguageModel } from './llama.js';
@@ -31,12 +31,12 @@ export function loadModel(source, options, engine) {
   const { report } = loadOptions(options, ['onProgress']);
   const variant = moduleVariant(engine?.build);
   const key = cacheKey(source);
-  return cachedLoad(cache, key === null ? null : `${variant}:${key}`, report, () => load(source, report, variant));
+  return cachedLoad(cache, key === null ? null : `${variant}:${key}`, report, () => load(source, report, variant, engine));
 }
 
-async function load(source, report, variant) {
+async function load(source, report, variant, engine) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  const modulePromise = instantiate(variant);
+  const modulePromise = instantiateModel(variant, engine);
   modulePromise.catch(() => {});  // awaited below; avoid an unhandled rejection meanwhile
   const bytes = await modelBytes(source, (loaded, total) => report('download', loaded, total));
   report('initialise', 0, 1);
@@ -85,7 +85,8 @@ export class UseLiteModel {
     const n = call.tokens;
     const result = this.#tokens(call);
     result.layers = copyLayers(m, (l) => m.modelAttention(l), layers, heads, n);
-    result.embedding = m.HEAPF32.slice(call.embedding / 4, call.embedding / 4 + embeddingSize);
+    const at = (call.embedding >>> 0) / 4;
+    result.embedding = m.HEAPF32.slice(at, at + embeddingSize);
     return result;
   }
 

@@ -1,6 +1,7 @@
 // What every model loader shares: checked options with a progress reporter that never throws,
 // and a per-source cache of pending loads (a failed load is forgotten, so it may be retried).
-import { relaxedSimdSupported } from '../engine/load.js';
+import { instantiate, relaxedSimdSupported } from '../engine/load.js';
+import { threadsSupported } from '../engine/threads.js';
 import * as check from '../engine/validate.js';
 
 /** `options` checked against `allowed`, plus `report(stage, loaded, total)` for onProgress. */
@@ -31,6 +32,37 @@ export function moduleVariant(build) {
   return 'model';
 }
 
+/**
+ * The model module `variant` ('model' or 'model-relaxed'), threaded as the engine is: its
+ * -pthread build with the engine's thread count (a Lens without threads: one thread, the
+ * single-thread build), or without an engine the default count, wherever the runtime runs
+ * threads (Node, cross-origin-isolated pages). A threaded build that does not start (a CSP that
+ * refuses workers) gives the single-thread one, with a warning. The module's `threads()` says
+ * how many threads its products use (1 on a single-thread build).
+ */
+export async function instantiateModel(variant, engine) {
+  const wanted = engine === undefined ? 0 : (engine.threads ?? 1);
+  if (wanted !== 1 && threadsSupported()) {
+    const threaded = await import('../engine/threaded.js');
+    const count = wanted || (await threaded.defaultThreads());
+    if (count > 1) {
+      const { args, failed, stop } = await threaded.threadedModuleArgs(count);
+      try {
+        const module = threaded.withFreshViews(
+          await Promise.race([instantiate(`${variant}-threads`, args), failed]));
+        module.setThreads(count);
+        return module;
+      } catch (error) {
+        stop();
+        console.warn(`attnlens: the threaded model module did not start (${error?.message ?? error}); using one thread`);
+      }
+    }
+  }
+  const module = await instantiate(variant);
+  module.threads ??= () => 1;
+  return module;
+}
+
 /** The cached load for `key` (null: not cached), else `start()`'s promise, cached. */
 export function cachedLoad(cache, key, report, start) {
   if (key !== null && cache.has(key)) {
@@ -50,7 +82,7 @@ export function cachedLoad(cache, key, report, start) {
 export function copyLayers(module, addressOf, layers, heads, n) {
   const out = [];
   for (let l = 0; l < layers; l++) {
-    const at = addressOf(l) / 4;
+    const at = (addressOf(l) >>> 0) / 4;
     out.push({ heads, attention: module.HEAPF32.slice(at, at + heads * n * n) });
   }
   return out;
@@ -63,9 +95,10 @@ const utf8 = new TextDecoder();
  * each token, the concatenation at `text` cut by `count + 1` uint32 `offsets`.
  */
 export function readTokens(module, { ids, text, offsets }, count) {
-  const starts = module.HEAPU32.subarray(offsets / 4, offsets / 4 + count + 1);
+  const at = (offsets >>> 0) / 4, textAt = text >>> 0, idsAt = (ids >>> 0) / 4;
+  const starts = module.HEAPU32.subarray(at, at + count + 1);
   const tokens = new Array(count);
   for (let i = 0; i < count; i++)
-    tokens[i] = utf8.decode(module.HEAPU8.subarray(text + starts[i], text + starts[i + 1]));
-  return { ids: module.HEAP32.slice(ids / 4, ids / 4 + count), tokens };
+    tokens[i] = utf8.decode(module.HEAPU8.subarray(textAt + starts[i], textAt + starts[i + 1]));
+  return { ids: module.HEAP32.slice(idsAt, idsAt + count), tokens };
 }

@@ -90,6 +90,9 @@ std::string simd_arch() { return attnlens::simd_arch_name(); }
 
 // Bytes handed out by malloc and not yet freed: the JS leak tests watch it.
 std::size_t heap_in_use() { return mallinfo().uordblks; }
+// The most the heap may grow to (-sMAXIMUM_MEMORY, CMakeLists.txt): 2 GiB for the engine modules,
+// 4 GiB for the model modules. A double: 2^32 does not fit a 32-bit size_t.
+double heap_limit() { return ATTNLENS_MAX_HEAP_BYTES; }
 
 // Benchmarking aids (web/engine/lens.js: ceilingProbe(), lastCallBytes()).
 // `chains`: 8, 12, 16 or 24 (web/engine/ceiling.js checks it first).
@@ -159,6 +162,7 @@ EMSCRIPTEN_BINDINGS(attnlens) {
   function("multiHead", &multi_head);
   function("simdArch", &simd_arch);
   function("heapInUse", &heap_in_use);
+  function("heapLimit", &heap_limit);
   function("ceilingProbe", &ceiling_probe);
   function("probeHasFma", &probe_has_fma);
   // The register-tile choice of the relaxed build (web/engine/tiles.js).

@@ -205,60 +205,103 @@ constexpr row_tiles plan_rows(std::size_t m) {
   }
 }
 
+// A's rows as gemm_packed's panels walk them: plan.big tiles of packed_MR rows and plan.small
+// tiles of 4, packed by pack_rows into `rows` (tiled rows × k), then single rows read in place.
+struct packed_a_rows {
+  row_tiles plan;
+  std::size_t tiled = 0;  // rows in tiles, packed
+  const float* rows = nullptr;
+};
+
+// Packs A for panels of gemm_shape<Arch>::cols columns (no tiles when n < cols: only the tail
+// columns run, on unpacked rows) into this thread's scratch.
+template <class Arch>
+packed_a_rows pack_a_rows(std::size_t m, std::size_t n, std::size_t k, const float* a,
+                          std::size_t lda) {
+  using S = gemm_shape<Arch>;
+  constexpr std::size_t MR = S::packed_MR;
+  packed_a_rows p;
+  p.plan = n >= S::cols ? plan_rows<MR>(m) : row_tiles{};
+  p.tiled = p.plan.big * MR + p.plan.small * 4;
+  float* rows = p.tiled ? thread_scratch<a_rows>(p.tiled * k) : nullptr;
+  ATTNLENS_OUT_OF_LINE(pack_rows<Arch, MR>);
+  ATTNLENS_OUT_OF_LINE(pack_rows<Arch, 4>);
+  for (std::size_t i = 0; i < p.plan.big * MR; i += MR) pack_rows<Arch, MR>(k, a + i * lda, lda, rows + i * k);
+  for (std::size_t i = p.plan.big * MR; i < p.tiled; i += 4) pack_rows<Arch, 4>(k, a + i * lda, lda, rows + i * k);
+  p.rows = rows;
+  return p;
+}
+
+// C[:, 0, cols) = A · panel (+ bias) for one packed panel (k × cols, row stride cols), every row
+// tile of `pa` then the single rows. With `next` (the panel after this one), one load per line
+// of it is spread between the tiles, so that it arrives while they compute; returns their sum.
+template <class Arch>
+float gemm_packed_panel(std::size_t m, std::size_t k, const packed_a_rows& pa, const float* a,
+                        std::size_t lda, const float* panel, const float* next, float* c,
+                        std::size_t ldc, const float* bias) {
+  using S = gemm_shape<Arch>;
+  constexpr std::size_t MR = S::packed_MR, NB = S::NB, cols = S::cols;
+  ATTNLENS_OUT_OF_LINE(gemm_tile_packed<Arch, MR, NB>);
+  ATTNLENS_OUT_OF_LINE(gemm_tile_packed<Arch, 4, NB>);
+  ATTNLENS_OUT_OF_LINE(gemm_tile<Arch, 1, NB>);
+  const std::size_t count = pa.plan.big + pa.plan.small + (m - pa.tiled);  // tiles per panel
+  const std::size_t slice = count > 1 ? (k * cols + count - 2) / (count - 1) : 0;
+  float touched = 0;
+  std::size_t i = 0, t = 0;
+  auto touch = [&]() {
+    if (next && t > 0 && slice) {
+      const std::size_t from = (t - 1) * slice;
+      if (from < k * cols) touched += touch_lines(next + from, std::min(slice, k * cols - from));
+    }
+    ++t;
+  };
+  for (; i < pa.plan.big * MR; i += MR) {
+    touch();
+    gemm_tile_packed<Arch, MR, NB>(k, pa.rows + i * k, panel, c + i * ldc, ldc, bias);
+  }
+  for (; i < pa.tiled; i += 4) {
+    touch();
+    gemm_tile_packed<Arch, 4, NB>(k, pa.rows + i * k, panel, c + i * ldc, ldc, bias);
+  }
+  for (; i < m; ++i) {
+    touch();
+    gemm_tile<Arch, 1, NB>(k, a + i * lda, lda, panel, cols, c + i * ldc, ldc, bias);
+  }
+  return touched;
+}
+
+// The last `tail` (< cols) columns, packed as [k][tail]: whole vectors, then single columns.
+template <class Arch>
+void gemm_packed_tail(std::size_t m, std::size_t tail, std::size_t k, const float* a,
+                      std::size_t lda, const float* t, float* c, std::size_t ldc,
+                      const float* bias) {
+  using S = gemm_shape<Arch>;
+  constexpr std::size_t W = S::W;
+  auto bias_at = [&](std::size_t col) { return bias ? bias + col : nullptr; };
+  std::size_t q = 0;
+  for (; q + W <= tail; q += W)
+    gemm_panel<Arch, S::MR, 1>(m, k, a, lda, t + q, tail, c + q, ldc, bias_at(q));
+  for (; q < tail; ++q)
+    gemm_panel<scalar_arch, S::MR, 1>(m, k, a, lda, t + q, tail, c + q, ldc, bias_at(q));
+}
+
 // C = A · B (+ bias) with B from pack_weights: every panel is read contiguously, and A's row
 // tiles are packed once (pack_rows) for all the panels that walk them.
 template <class Arch>
 void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                  const float* packed, float* c, std::size_t ldc, const float* bias = nullptr) {
-  using S = gemm_shape<Arch>;
-  constexpr std::size_t W = S::W, MR = S::packed_MR, NB = S::NB, cols = S::cols;
+  constexpr std::size_t cols = gemm_shape<Arch>::cols;
   auto bias_at = [&](std::size_t col) { return bias ? bias + col : nullptr; };
-  const row_tiles plan = n >= cols ? plan_rows<MR>(m) : row_tiles{};
-  const std::size_t tiled = plan.big * MR + plan.small * 4;  // rows in tiles, packed
-  float* rows = tiled ? thread_scratch<a_rows>(tiled * k) : nullptr;
-  ATTNLENS_OUT_OF_LINE(pack_rows<Arch, MR>);
-  ATTNLENS_OUT_OF_LINE(pack_rows<Arch, 4>);
-  ATTNLENS_OUT_OF_LINE(gemm_tile_packed<Arch, MR, NB>);
-  ATTNLENS_OUT_OF_LINE(gemm_tile_packed<Arch, 4, NB>);
-  ATTNLENS_OUT_OF_LINE(gemm_tile<Arch, 1, NB>);
-  for (std::size_t i = 0; i < plan.big * MR; i += MR) pack_rows<Arch, MR>(k, a + i * lda, lda, rows + i * k);
-  for (std::size_t i = plan.big * MR; i < tiled; i += 4) pack_rows<Arch, 4>(k, a + i * lda, lda, rows + i * k);
-  const std::size_t count = plan.big + plan.small + (m - tiled);  // tiles per panel
-  const std::size_t slice = count > 1 ? (k * cols + count - 2) / (count - 1) : 0;
+  const packed_a_rows pa = pack_a_rows<Arch>(m, n, k, a, lda);
   float touched = 0;
   std::size_t j = 0;
   for (; j + cols <= n; j += cols) {
     const float* panel = packed + j * k;
     const float* next = j + 2 * cols <= n ? panel + k * cols : nullptr;
-    std::size_t i = 0, t = 0;
-    auto touch = [&]() {
-      if (next && t > 0 && slice) {
-        const std::size_t from = (t - 1) * slice;
-        if (from < k * cols) touched += touch_lines(next + from, std::min(slice, k * cols - from));
-      }
-      ++t;
-    };
-    for (; i < plan.big * MR; i += MR) {
-      touch();
-      gemm_tile_packed<Arch, MR, NB>(k, rows + i * k, panel, c + i * ldc + j, ldc, bias_at(j));
-    }
-    for (; i < tiled; i += 4) {
-      touch();
-      gemm_tile_packed<Arch, 4, NB>(k, rows + i * k, panel, c + i * ldc + j, ldc, bias_at(j));
-    }
-    for (; i < m; ++i) {
-      touch();
-      gemm_tile<Arch, 1, NB>(k, a + i * lda, lda, panel, cols, c + i * ldc + j, ldc, bias_at(j));
-    }
+    touched += gemm_packed_panel<Arch>(m, k, pa, a, lda, panel, next, c + j, ldc, bias_at(j));
   }
   touch_sink = touched;
-  const std::size_t tail = n - j;
-  const float* t = packed + j * k;
-  std::size_t q = 0;
-  for (; q + W <= tail; q += W)
-    gemm_panel<Arch, S::MR, 1>(m, k, a, lda, t + q, tail, c + j + q, ldc, bias_at(j + q));
-  for (; q < tail; ++q)
-    gemm_panel<scalar_arch, S::MR, 1>(m, k, a, lda, t + q, tail, c + j + q, ldc, bias_at(j + q));
+  gemm_packed_tail<Arch>(m, n - j, k, a, lda, packed + j * k, c + j, ldc, bias_at(j));
 }
 
 template <class Arch>

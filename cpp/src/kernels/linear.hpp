@@ -1,0 +1,238 @@
+// Kernels for y = x · Wᵀ with W as a checkpoint stores it ([out, in] rows of float32, float16 or
+// bfloat16): 16-bit weights are widened to float32 in registers as they load.
+//   - gemv_rows (m ≤ 4, decoding): streams W once; each tile keeps R rows × M inputs × 2
+//     accumulators and reads 2·W weights of each row per step.
+//   - pack_weight_panel (larger m, prefill): one gemm panel of Wᵀ widened to float32, for the
+//     register tiles of gemm.hpp.
+// Widening, 2·W 16-bit values at a time: one vector load of W 32-bit lanes, each holding an even
+// element (low half) and an odd one (high half), split by shifts and masks into a vector of the
+// even elements and one of the odd. The matrix-vector kernel multiplies them by x's even and odd
+// elements (x permuted once per call, permute_x); packing interleaves them back (zip).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/blocked.hpp"  // ATTNLENS_NOINLINE, ATTNLENS_OUT_OF_LINE
+#include "kernels/gemm.hpp"
+#include "kernels/vec.hpp"
+
+namespace attnlens::kernels {
+
+// float16 → float32 for finite values, subnormals included: the magnitude's 15 bits moved to a
+// float's exponent and mantissa (exponent bias 15 → 127 − 112) and scaled by 2^112, which also
+// turns a float16 subnormal (exponent 0) into the right float32 normal; the sign rides along.
+// Infinities and NaN come out as large finite numbers: the loaders reject non-finite weights.
+inline float f16_finite_to_f32(std::uint16_t h) {
+  const std::uint32_t bits = (std::uint32_t{h} & 0x7FFFu) << 13 | (std::uint32_t{h} & 0x8000u) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f * 0x1p112f;
+}
+inline float bf16_bits_to_f32(std::uint16_t h) {
+  const std::uint32_t bits = std::uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// How each weight type loads: `pair` gives the two vectors of 2·W consecutive weights (f32: in
+// order, first half then second; 16-bit: even elements, odd elements), `one` a single weight.
+struct f32_weights {
+  using elem = float;
+  static constexpr bool interleaved = false;
+  static float one(elem w) { return w; }
+  template <class Arch>
+  static void pair(const elem* p, typename vec<Arch>::type& a, typename vec<Arch>::type& b) {
+    a = vec<Arch>::load(p);
+    b = vec<Arch>::load(p + vec<Arch>::width);
+  }
+};
+
+template <class Arch>
+struct lanes16;  // the shifts and masks of one 16-bit format, per architecture
+
+struct f16_weights {
+  using elem = std::uint16_t;
+  static constexpr bool interleaved = true;
+  static float one(elem w) { return f16_finite_to_f32(w); }
+  template <class Arch>
+  static void pair(const elem* p, typename vec<Arch>::type& even, typename vec<Arch>::type& odd) {
+    lanes16<Arch>::f16(p, even, odd);
+  }
+};
+
+struct bf16_weights {
+  using elem = std::uint16_t;
+  static constexpr bool interleaved = true;
+  static float one(elem w) { return bf16_bits_to_f32(w); }
+  template <class Arch>
+  static void pair(const elem* p, typename vec<Arch>::type& even, typename vec<Arch>::type& odd) {
+    lanes16<Arch>::bf16(p, even, odd);
+  }
+};
+
+template <>
+struct lanes16<scalar_arch> {
+  static void f16(const std::uint16_t* p, float& even, float& odd) {
+    even = f16_finite_to_f32(p[0]), odd = f16_finite_to_f32(p[1]);
+  }
+  static void bf16(const std::uint16_t* p, float& even, float& odd) {
+    even = bf16_bits_to_f32(p[0]), odd = bf16_bits_to_f32(p[1]);
+  }
+  static void zip(float even, float odd, float* out) { out[0] = even, out[1] = odd; }
+};
+
+#ifdef ATTNLENS_HAVE_SIMD
+template <class Arch>
+struct lanes16 {
+  using F = typename vec<Arch>::type;
+  using U = xsimd::batch<std::uint32_t, typename F::arch_type>;
+  static U load(const std::uint16_t* p) {
+    return U::load_unaligned(reinterpret_cast<const std::uint32_t*>(p));
+  }
+  static void f16(const std::uint16_t* p, F& even, F& odd) {
+    const U v = load(p), magnitude(0x0FFFE000u), sign(0x80000000u);
+    const F scale(0x1p112f);
+    even = xsimd::bitwise_cast<float>(((v << 13) & magnitude) | ((v << 16) & sign)) * scale;
+    odd = xsimd::bitwise_cast<float>(((v >> 3) & magnitude) | (v & sign)) * scale;
+  }
+  static void bf16(const std::uint16_t* p, F& even, F& odd) {
+    const U v = load(p);
+    even = xsimd::bitwise_cast<float>(v << 16);
+    odd = xsimd::bitwise_cast<float>(v & U(0xFFFF0000u));
+  }
+  static void zip(F even, F odd, float* out) {
+    vec<Arch>::store(out, xsimd::zip_lo(even, odd));
+    vec<Arch>::store(out + vec<Arch>::width, xsimd::zip_hi(even, odd));
+  }
+};
+#endif
+
+// x's rows (m × in, row stride ldx) as gemv_tile reads them for interleaved weights: in each
+// whole block of 2·W columns the even columns, then the odd ones; the columns after the last
+// whole block as they are. out: m × in, row stride in.
+template <class Arch>
+void permute_x(std::size_t m, std::size_t in, const float* x, std::size_t ldx, float* out) {
+  constexpr std::size_t W = vec<Arch>::width, B = 2 * W;
+  for (std::size_t i = 0; i < m; ++i, x += ldx, out += in) {
+    std::size_t c = 0;
+    for (; c + B <= in; c += B)
+      for (std::size_t l = 0; l < W; ++l) out[c + l] = x[c + 2 * l], out[c + W + l] = x[c + 2 * l + 1];
+    for (; c < in; ++c) out[c] = x[c];
+  }
+}
+
+// One output of gemv_tile: its two accumulators summed, the columns [from, in) added one by
+// one, then the bias. Out of line so that every tile shape runs the very same instructions (the
+// compiler would otherwise vectorise or contract these sums differently per shape).
+template <class Arch, class Weights>
+ATTNLENS_NOINLINE float gemv_finish(typename vec<Arch>::type a, typename vec<Arch>::type b,
+                                    const float* x, const typename Weights::elem* w,
+                                    std::size_t from, std::size_t in, const float* bias) {
+  float sum = vec<Arch>::reduce_add(a + b);
+  for (std::size_t c = from; c < in; ++c) sum += x[c] * Weights::one(w[c]);
+  return bias ? sum + *bias : sum;
+}
+
+// y[i·ldy + r] = Σ_c x[i·ldx + c] · w[r·in + c] (+ bias[r]) for M inputs and R weight rows. Each
+// (input, row) pair has two accumulators (the pair's halves), summed once at the end, then the
+// columns after the last whole block one by one: the same operations for a given element
+// whatever M and R, so how rows are grouped (or split among threads) never changes a bit.
+template <class Arch, class Weights, std::size_t M, std::size_t R>
+ATTNLENS_NOINLINE void gemv_tile(std::size_t in, const float* x, std::size_t ldx,
+                                 const typename Weights::elem* w, float* y, std::size_t ldy,
+                                 const float* bias) {
+  using V = vec<Arch>;
+  using T = typename V::type;
+  constexpr std::size_t W = V::width, B = 2 * W;
+  T acc[M][R][2];
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t r = 0; r < R; ++r) acc[i][r][0] = acc[i][r][1] = V::zero();
+  // Pointers stepped by hand (emscripten builds without loop strength reduction: gemm_tile).
+  const typename Weights::elem* wr[R];
+  for (std::size_t r = 0; r < R; ++r) wr[r] = w + r * in;
+  const std::size_t blocks = in / B;
+  const float* xp = x;
+  for (std::size_t b = 0; b < blocks; ++b, xp += B) {
+    T xa[M], xb[M];
+    for (std::size_t i = 0; i < M; ++i) xa[i] = V::load(xp + i * ldx), xb[i] = V::load(xp + i * ldx + W);
+    for (std::size_t r = 0; r < R; ++r) {
+      T wa, wb;
+      Weights::template pair<Arch>(wr[r], wa, wb);
+      wr[r] += B;
+      for (std::size_t i = 0; i < M; ++i) {
+        acc[i][r][0] = V::fma(xa[i], wa, acc[i][r][0]);
+        acc[i][r][1] = V::fma(xb[i], wb, acc[i][r][1]);
+      }
+    }
+  }
+  ATTNLENS_OUT_OF_LINE(gemv_finish<Arch, Weights>);
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t r = 0; r < R; ++r)
+      y[i * ldy + r] = gemv_finish<Arch, Weights>(acc[i][r][0], acc[i][r][1], x + i * ldx,
+                                                  w + r * in, blocks * B, in, bias ? bias + r : nullptr);
+}
+
+// Weight rows [begin, end) for m ≤ 4 inputs (x as gemv_tile reads it, row stride in; y row
+// stride out): tiles of R_M rows, then single rows.
+template <class Arch, class Weights, std::size_t M>
+void gemv_rows_m(std::size_t begin, std::size_t end, std::size_t in, const float* x,
+                 const typename Weights::elem* w, float* y, std::size_t out, const float* bias) {
+  // R · M ≤ 4 keeps 2·R·M accumulators, the inputs and a pair within V8's 15 registers.
+  constexpr std::size_t R = M == 1 ? 4 : M == 2 ? 2 : 1;
+  ATTNLENS_OUT_OF_LINE(gemv_tile<Arch, Weights, M, R>);
+  ATTNLENS_OUT_OF_LINE(gemv_tile<Arch, Weights, M, 1>);
+  auto bias_at = [&](std::size_t r) { return bias ? bias + r : nullptr; };
+  std::size_t r = begin;
+  for (; r + R <= end; r += R)
+    gemv_tile<Arch, Weights, M, R>(in, x, in, w + r * in, y + r, out, bias_at(r));
+  for (; r < end; ++r) gemv_tile<Arch, Weights, M, 1>(in, x, in, w + r * in, y + r, out, bias_at(r));
+}
+
+template <class Arch, class Weights>
+void gemv_rows(std::size_t m, std::size_t begin, std::size_t end, std::size_t in, const float* x,
+               const typename Weights::elem* w, float* y, std::size_t out, const float* bias) {
+  switch (m) {
+    case 1: return gemv_rows_m<Arch, Weights, 1>(begin, end, in, x, w, y, out, bias);
+    case 2: return gemv_rows_m<Arch, Weights, 2>(begin, end, in, x, w, y, out, bias);
+    case 3: return gemv_rows_m<Arch, Weights, 3>(begin, end, in, x, w, y, out, bias);
+    default: return gemv_rows_m<Arch, Weights, 4>(begin, end, in, x, w, y, out, bias);
+  }
+}
+
+// `rows` weight rows (of `in` each) widened to float32, in order: out[r·in + c].
+template <class Arch, class Weights>
+ATTNLENS_NOINLINE void widen_rows(std::size_t rows, std::size_t in, const typename Weights::elem* w,
+                                  float* out) {
+  constexpr std::size_t W = vec<Arch>::width, B = 2 * W;
+  for (std::size_t r = 0; r < rows; ++r, w += in, out += in) {
+    std::size_t c = 0;
+    for (; c + B <= in; c += B) {
+      typename vec<Arch>::type even, odd;
+      Weights::template pair<Arch>(w + c, even, odd);
+      lanes16<Arch>::zip(even, odd, out + c);
+    }
+    for (; c < in; ++c) out[c] = Weights::one(w[c]);
+  }
+}
+struct w_rows;   // widened weight rows before they are transposed into a panel
+struct w_panel;  // one packed panel of Wᵀ
+
+// Columns [j, j + cols) of Wᵀ (weight rows j…) as gemm_packed_panel reads them: [in][cols],
+// float32. Float32 rows are transposed in place; 16-bit ones widened into scratch first.
+template <class Arch, class Weights>
+const float* pack_weight_panel(std::size_t j, std::size_t cols, std::size_t in,
+                               const typename Weights::elem* w, float* panel) {
+  const typename Weights::elem* rows = w + j * in;
+  if constexpr (Weights::interleaved) {
+    float* wide = thread_scratch<w_rows>(cols * in);
+    widen_rows<Arch, Weights>(cols, in, rows, wide);
+    transpose_rows<Arch>(wide, cols, in, in, panel, cols);
+  } else {
+    transpose_rows<Arch>(rows, cols, in, in, panel, cols);
+  }
+  return panel;
+}
+
+}  // namespace attnlens::kernels
