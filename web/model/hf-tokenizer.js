@@ -139,6 +139,39 @@ function checkComponents(json, file) {
   }
 }
 
+/**
+ * The post-processor's special tokens must be tokens of the vocabulary with the ids it gives
+ * them (Hugging Face's Rust code refuses such a file; the JavaScript library would silently use
+ * the unknown token's id).
+ */
+function checkPostProcessor(json, idOf, file) {
+  const known = (token, id, where) => {
+    if (typeof token !== 'string' || !idOf.has(token))
+      throw new ModelFormatError(`${file}: post_processor: ${where} names the token ${JSON.stringify(String(token).slice(0, 40))}, which the vocabulary lacks`);
+    if (id !== undefined && id !== idOf.get(token))
+      throw new ModelFormatError(`${file}: post_processor: ${where} gives ${JSON.stringify(token)} id ${check.describe(id)}, the vocabulary ${idOf.get(token)}`);
+  };
+  for (const p of components({ post_processor: json.post_processor })) {
+    if (p.type === 'TemplateProcessing') {
+      for (const key of ['single', 'pair']) {
+        if (!Array.isArray(p[key])) throw new ModelFormatError(`${file}: post_processor.${key} must be an array (the template)`);
+        p[key].forEach((item, i) => {
+          if (isPlainObject(item) && isPlainObject(item.SpecialToken)) known(item.SpecialToken.id, undefined, `${key}[${i}]`);
+          else if (!isPlainObject(item) || !isPlainObject(item.Sequence) || !['A', 'B'].includes(item.Sequence.id))
+            throw new ModelFormatError(`${file}: post_processor.${key}[${i}] is neither { SpecialToken } nor { Sequence: { id: 'A' | 'B' } }`);
+        });
+      }
+      for (const [token, entry] of Object.entries(isPlainObject(p.special_tokens) ? p.special_tokens : {}))
+        if (isPlainObject(entry) && Array.isArray(entry.ids) && entry.ids.length === 1) known(token, entry.ids[0], 'special_tokens');
+    }
+    if (p.type === 'BertProcessing' || p.type === 'RobertaProcessing')
+      for (const key of ['cls', 'sep']) {
+        if (!Array.isArray(p[key]) || p[key].length !== 2) throw new ModelFormatError(`${file}: post_processor.${key} must be [token, id]`);
+        known(p[key][0], p[key][1], key);
+      }
+  }
+}
+
 /** Every component object of the pipeline, Sequences unrolled. */
 function components(json) {
   const out = [];
@@ -258,27 +291,37 @@ export class HfTokenizer {
   #readable;
   #idOf;
   #dropsPair;
+  #style;
+  #addedIds;
 
-  constructor(tokenizer, { file, kind, pieces, special, style, addedIds, dropsPair }) {
+  constructor(tokenizer, { file, kind, pieces, idOf, special, style, addedIds, dropsPair }) {
     this.#tokenizer = tokenizer;
     this.#dropsPair = dropsPair;
     this.#file = file;
     this.#pieces = pieces;
-    this.#idOf = new Map(pieces.map((p, id) => [p, id]).reverse());  // first id wins for a repeated text
+    this.#idOf = idOf;
+    this.#style = style;
+    this.#addedIds = addedIds;
+    this.#readable = new Array(pieces.length);  // filled on first use: most ids never show
     /** 'bpe' | 'wordpiece' | 'unigram': the tokenizer.json model. */
     this.kind = kind;
     /** Ids 0 … vocabSize - 1, the added tokens included. */
     this.vocabSize = pieces.length;
     /** The special tokens' ids (null: the tokenizer has none). */
     this.special = Object.freeze(special);
-    const readable = pieces.map((piece, id) => {
-      if (addedIds.has(id)) return piece;  // added tokens are stored as text, not byte-level
-      if (style.byteLevel) return byteLevelText(piece) ?? piece;
-      if (style.metaspace) return piece.replaceAll(SPACE_MARK, ' ');
-      return piece;
-    });
-    this.#readable = readable;
     Object.freeze(this);
+  }
+
+  #readableToken(id) {
+    let text = this.#readable[id];
+    if (text === undefined) {
+      const piece = this.#pieces[id];
+      text = this.#addedIds.has(id) ? piece  // added tokens are stored as text, not byte-level
+        : this.#style.byteLevel ? byteLevelText(piece) ?? piece
+          : this.#style.metaspace ? piece.replaceAll(SPACE_MARK, ' ') : piece;
+      this.#readable[id] = text;
+    }
+    return text;
   }
 
   /**
@@ -315,7 +358,7 @@ export class HfTokenizer {
     const typeIds = result.token_type_ids;
     return {
       ids,
-      tokens: Array.from(ids, (id) => this.#readable[id]),
+      tokens: Array.from(ids, (id) => this.#readableToken(id)),
       typeIds: typeIds?.length === ids.length ? Int32Array.from(typeIds) : new Int32Array(ids.length),
     };
   }
@@ -337,7 +380,7 @@ export class HfTokenizer {
    *  `<0xHH>` for each byte that is not part of a whole UTF-8 character, `##ing` kept. */
   token(id) {
     integerIds('tokenizer.token(id)', [id], this.vocabSize);
-    return this.#readable[id];
+    return this.#readableToken(id);
   }
 
   /** The vocabulary's own string for `id` (`Ġworld`, `▁world`, `##ing`, `<0x0A>`). */
@@ -382,6 +425,9 @@ export async function loadHfTokenizer(args) {
   const pieces = pieceTable(json, type, file);
   checkComponents(json, file);
 
+  const idOf = new Map(pieces.map((p, id) => [p, id]).reverse());  // the first id wins for a repeated text
+  checkPostProcessor(json, idOf, file);
+
   const { Tokenizer } = await tokenizersLibrary();
   // The library wants every pipeline key present (null when absent) and added_tokens an array.
   const normalised = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...json,
@@ -403,10 +449,9 @@ export async function loadHfTokenizer(args) {
     byteLevel: has('ByteLevel'),
     metaspace: has('Metaspace') || all.some((c) => c.type === 'Replace' && JSON.stringify(c).includes(SPACE_MARK)),
   };
-  const idOf = new Map(pieces.map((p, id) => [p, id]).reverse());
   const addedIds = new Set(normalised.added_tokens.map((t) => t.id));
   const loaded = new HfTokenizer(tokenizer, {
-    file, kind: KIND[type], pieces, special: specialIds(normalised, config, idOf), style, addedIds, dropsPair,
+    file, kind: KIND[type], pieces, idOf, special: specialIds(normalised, config, idOf), style, addedIds, dropsPair,
   });
   loaded.encode('a b', { pair: 'c' });  // every id the post-processor adds must exist
   return loaded;
