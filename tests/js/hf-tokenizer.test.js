@@ -438,6 +438,14 @@ describe('loadHfTokenizer() input and errors', () => {
     assert.deepEqual(list(t.encode('hello unknown').ids), [1, 0]);
   });
 
+  it('fills in the Rust code\'s WordPiece defaults (## and [UNK]) that the library lacks', async () => {
+    const model = { type: 'WordPiece', vocab: { '[UNK]': 0, hello: 1, world: 2, '##s': 3 } };
+    const t = await loadHfTokenizer({ tokenizer: { ...tiny(), model } });
+    assert.deepEqual(list(t.encode('hello worlds nope').ids), [1, 2, 3, 0]);
+    assert.equal(t.special.unk, 0);
+    await rejects({ tokenizer: { ...tiny(), model: { ...model, continuing_subword_prefix: 5 } } }, /model\.continuing_subword_prefix must be a string/);
+  });
+
   it('loads a Unigram tokenizer.json (kind "unigram")', async () => {
     const t = await loadHfTokenizer({ tokenizer: {
       version: '1.0', added_tokens: [{ id: 0, content: '<unk>', special: true }], normalizer: null,

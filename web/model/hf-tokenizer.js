@@ -82,6 +82,18 @@ function modelType(model, file) {
   throw new ModelFormatError(`${file}: model has no "type" and its fields fit none of ${SUPPORTED_MODELS.join(', ')}`);
 }
 
+/** The model with the Rust code's defaults filled in where the library has none (a WordPiece
+ *  model without continuing_subword_prefix would otherwise look pieces up as "undefinedx"). */
+function modelDefaults(model, type, file) {
+  if (type !== 'WordPiece') return model;
+  const out = { ...model };
+  for (const [key, fallback] of [['continuing_subword_prefix', '##'], ['unk_token', '[UNK]']]) {
+    if (out[key] === undefined || out[key] === null) out[key] = fallback;
+    else if (typeof out[key] !== 'string') throw new ModelFormatError(`${file}: model.${key} must be a string`);
+  }
+  return out;
+}
+
 /**
  * Every id's vocabulary string (index = id), from the model's vocabulary and the added tokens,
  * checked: ids are integers, unique within the model vocabulary and cover 0…n-1.
@@ -438,7 +450,7 @@ export async function loadHfTokenizer(args) {
   const { Tokenizer } = await tokenizersLibrary();
   // The library wants every pipeline key present (null when absent) and added_tokens an array.
   const normalised = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...json,
-    added_tokens: json.added_tokens ?? [], model: { ...json.model, type } };
+    added_tokens: json.added_tokens ?? [], model: { ...modelDefaults(json.model, type, file), type } };
   let tokenizer, dropsPair;
   try {
     tokenizer = new Tokenizer(normalised, config);
