@@ -91,6 +91,33 @@ async function tryLoad(input, what) {
   return 'loaded';
 }
 
+describe('text fuzzing on the real vocabularies', () => {
+  it('any string (lone surrogates, unassigned and private-use code points, controls) encodes, decodes and shows', { timeout: 120_000 }, async () => {
+    const tokenizers = {
+      gpt2: await loadHfTokenizer({ tokenizer: fx.gpt2TokenizerJson() }),
+      bert: await loadHfTokenizer({ tokenizer: fx.bertTokenizerJson() }),
+      llama: await loadHfTokenizer({ tokenizer: fx.llamaTokenizerJson() }),
+      unigram: await loadHfTokenizer({ tokenizer: fx.useLiteUnigramTokenizerJson() }),
+    };
+    const next = ref.random(SEED + 2);
+    for (let i = 0; i < 1000; i++) {
+      let text = '';
+      for (let k = 0, n = 1 + Math.floor(next() * 12); k < n; k++) {
+        const r = next();
+        text += r < 0.3 ? String.fromCharCode(Math.floor(next() * 0x10000))  // lone surrogates too
+          : r < 0.5 ? String.fromCodePoint(Math.floor(next() * 0x110000))
+            : r < 0.8 ? String.fromCharCode(32 + Math.floor(next() * 95)) : ' ';
+      }
+      for (const [name, t] of Object.entries(tokenizers)) {
+        const e = t.encode(text, { pair: text });
+        assert.equal(e.tokens.length, e.ids.length);
+        for (const token of e.tokens) assert.ok(token.isWellFormed(), `${name}: ${JSON.stringify(token)} from ${JSON.stringify(text)}`);
+        assert.equal(typeof t.decode(e.ids), 'string');
+      }
+    }
+  });
+});
+
 describe('tokenizer.json fuzzing', () => {
   const bases = seeds();
 
