@@ -50,7 +50,7 @@ export function cachedLoad(cache, key, report, start) {
 export function copyLayers(module, addressOf, layers, heads, n) {
   const out = [];
   for (let l = 0; l < layers; l++) {
-    const at = addressOf(l) / 4;
+    const at = (addressOf(l) >>> 0) / 4;
     out.push({ heads, attention: module.HEAPF32.slice(at, at + heads * n * n) });
   }
   return out;
@@ -62,7 +62,8 @@ const utf8 = new TextDecoder();
  * A call's tokens read back from the wasm heap: `count` int32 ids at `ids`, and the UTF-8 text of
  * each token, the concatenation at `text` cut by `count + 1` uint32 `offsets`.
  */
-export function readTokens(module, { ids, text, offsets }, count) {
+export function readTokens(module, call, count) {
+  const ids = call.ids >>> 0, text = call.text >>> 0, offsets = call.offsets >>> 0;  // heap offsets may pass 2 GiB
   const starts = module.HEAPU32.subarray(offsets / 4, offsets / 4 + count + 1);
   const tokens = new Array(count);
   for (let i = 0; i < count; i++)
