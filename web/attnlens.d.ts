@@ -169,11 +169,11 @@ export declare class Lens {
    * Or a causal language model: 'stories260K' (bundled), a llama2.c checkpoint with
    * `{ tokenizer }`, or `{ config, weights, tokenizer }` (Hugging Face). See web/model/llama.d.ts.
    */
-  loadModel(source: 'stories260K' | import('./model/llama.js').HuggingFaceFiles,
-            options?: import('./model/llama.js').LoadLanguageModelOptions): Promise<import('./model/llama.js').LanguageModel>;
-  loadModel(source: import('./model/llama.js').FileSource,
-            options: import('./model/llama.js').LoadLanguageModelOptions & { tokenizer: import('./model/llama.js').FileSource }):
-            Promise<import('./model/llama.js').LanguageModel>;
+  loadModel(source: 'stories260K' | import('./model/language-model.js').HuggingFaceFiles,
+            options?: import('./model/language-model.js').LoadLanguageModelOptions): Promise<import('./model/language-model.js').LanguageModel>;
+  loadModel(source: import('./model/language-model.js').FileSource,
+            options: import('./model/language-model.js').LoadLanguageModelOptions & { tokenizer: import('./model/language-model.js').FileSource }):
+            Promise<import('./model/language-model.js').LanguageModel>;
   loadModel(source?: import('./model/index.js').ModelSource,
             options?: import('./model/index.js').LoadModelOptions): Promise<import('./model/index.js').UseLiteModel>;
   memory(): MemoryUse;

@@ -1,4 +1,4 @@
-// The Llama family: shared blocks against float64, the forward pass against a plain float64
+// The Transformer family: shared blocks against float64, the forward pass against a plain float64
 // reference on small random models (llama2.c v0/v1 and Hugging Face F32/F16/BF16 layouts), the
 // incremental (KV-cache) path against the full one, loader refusals, and (natively, where the
 // files can be read) stories260K's greedy output against llama2.c's recorded text.
@@ -13,14 +13,16 @@
 
 #include "attnlens/model/blocks.hpp"
 #include "attnlens/model/json.hpp"
-#include "attnlens/model/llama.hpp"
-#include "attnlens/model/llama_loader.hpp"
+#include "attnlens/model/loader.hpp"
+#include "attnlens/model/transformer.hpp"
 #include "attnlens/model/llama_tokenizer.hpp"
 #include "attnlens/model/sampler.hpp"
 #include "llama_support.hpp"
 
 using namespace attnlens::model;
 using namespace llama_support;
+using attnlens::bf16_to_f32;
+using attnlens::f16_to_f32;
 
 namespace {
 
@@ -28,9 +30,9 @@ constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
 
 attnlens::Span<const std::uint8_t> span(const Bytes& b) { return {b.data(), b.size()}; }
 
-std::vector<float> logits_of(const Llama& model, const std::vector<int>& ids,
+std::vector<float> logits_of(const Transformer& model, const std::vector<int>& ids,
                              std::vector<std::vector<float>>* attention = nullptr) {
-  LlamaState state;
+  TransformerState state;
   model.reset(state, ids.size());
   model.prefill({ids.data(), ids.size()}, state, attention);
   return state.logits;
@@ -130,9 +132,9 @@ TEST_CASE("the forward pass matches a float64 reference (GQA, RoPE, tied and unt
   for (bool shared : {true, false}) {
     const Weights w = random_weights(shared ? 10 : 11, shared);
     for (const Bytes& file : {llama2c_v0(w), llama2c_v1(w)}) {
-      Llama model;
+      Transformer model;
       REQUIRE(load_llama2c(span(file), model, kUnlimited) == "");
-      CHECK(model.config().shared_classifier == shared);
+      CHECK(model.spec().tied_head == shared);
       for (int n : {1, 2, 9, w.seq_len}) {
         const auto ids = random_ids(rng, n, w.vocab);
         std::vector<std::vector<float>> attention;
@@ -152,11 +154,11 @@ TEST_CASE("the forward pass matches a float64 reference (GQA, RoPE, tied and unt
 
 TEST_CASE("the incremental (KV-cache) path equals the full-sequence path") {
   const Weights w = random_weights(12);
-  Llama model;
+  Transformer model;
   REQUIRE(load_llama2c(span(llama2c_v0(w)), model, kUnlimited) == "");
   std::mt19937 rng(4);
   const auto ids = random_ids(rng, w.seq_len, w.vocab);
-  LlamaState state;
+  TransformerState state;
   model.reset(state, ids.size());
   model.prefill({ids.data(), 3}, state, nullptr);
   for (std::size_t n = 4; n <= ids.size(); ++n) {
@@ -182,16 +184,16 @@ TEST_CASE("Hugging Face safetensors (F32, F16, BF16; tied or lm_head) load to th
       CAPTURE(static_cast<int>(t));
       const Weights w = random_weights(20, shared);
       const Weights same = rounded(w, t);  // what the file can hold
-      Llama from_bin, from_hf;
+      Transformer from_bin, from_hf;
       REQUIRE(load_llama2c(span(llama2c_v0(same)), from_bin, kUnlimited) == "");
       const Bytes st = safetensors(hf_tensors(w, !shared), t);
       REQUIRE(load_huggingface(hf_config(w, shared), span(st), from_hf, kUnlimited) == "");
-      CHECK(from_hf.config().rope == RopeLayout::half);
+      CHECK(from_hf.spec().rope_layout == RopeLayout::half);
       // Same values, permuted q/k rows: equal up to the order of the q·k sums.
       CHECK(max_diff(logits_of(from_bin, ids), logits_of(from_hf, ids)) <= 1e-5);
       // And the conversion changed the float32 model only by the dtype's rounding.
       if (t != Dtype::f32) {
-        Llama exact;
+        Transformer exact;
         REQUIRE(load_llama2c(span(llama2c_v0(w)), exact, kUnlimited) == "");
         const double d = max_diff(logits_of(exact, ids), logits_of(from_hf, ids));
         CHECK(d > 0);
@@ -203,7 +205,7 @@ TEST_CASE("Hugging Face safetensors (F32, F16, BF16; tied or lm_head) load to th
 TEST_CASE("llama2.c loader refuses truncated, padded, foreign and oversized files") {
   const Weights w = random_weights(30);
   const Bytes good = llama2c_v0(w);
-  Llama model;
+  Transformer model;
   for (std::size_t cut : {0u, 3u, 27u, 28u, 100u}) {
     const Bytes b(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut));
     CHECK(load_llama2c(span(b), model, kUnlimited) != "");
@@ -243,7 +245,7 @@ TEST_CASE("safetensors and config.json loader refuses bad input") {
   const Weights w = random_weights(31);
   const std::string config = hf_config(w);
   const Bytes good = safetensors(hf_tensors(w), Dtype::f32);
-  Llama model;
+  Transformer model;
   REQUIRE(load_huggingface(config, span(good), model, kUnlimited) == "");
   for (std::size_t cut : {0u, 7u, 8u, 20u, 200u}) {
     const Bytes b(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut));
@@ -256,7 +258,7 @@ TEST_CASE("safetensors and config.json loader refuses bad input") {
   CHECK(load_huggingface(config, span(huge_header), model, kUnlimited).find("header length") != std::string::npos);
   auto tensors = hf_tensors(w);
   tensors.pop_back();  // no model.norm.weight
-  CHECK(load_huggingface(config, span(safetensors(tensors, Dtype::f32)), model, kUnlimited).find("final RMSNorm") != std::string::npos);
+  CHECK(load_huggingface(config, span(safetensors(tensors, Dtype::f32)), model, kUnlimited).find("final norm") != std::string::npos);
   tensors = hf_tensors(w);
   tensors[1].shape = {w.dim, 1};
   tensors[1].values.resize(static_cast<std::size_t>(w.dim));
@@ -270,7 +272,7 @@ TEST_CASE("safetensors and config.json loader refuses bad input") {
   CHECK(load_huggingface("{", span(good), model, kUnlimited).find("not valid JSON") != std::string::npos);
   CHECK(load_huggingface("[]", span(good), model, kUnlimited) != "");
   std::string gpt2 = config;
-  gpt2.replace(gpt2.find("\"llama\""), 7, "\"gpt2\"");
+  gpt2.replace(gpt2.find("\"llama\""), 7, "\"t5\"");
   CHECK(load_huggingface(gpt2, span(good), model, kUnlimited).find("model_type") != std::string::npos);
   std::string scaled = config;
   scaled.replace(scaled.find("\"rope_scaling\":null"), 19, "\"rope_scaling\":{\"type\":\"linear\"}");
@@ -457,7 +459,7 @@ TEST_CASE("stories260K: greedy output equals llama2.c's recorded text, from .bin
   for (const Json& id : ids_json.get("ids_256")->array) want_ids.push_back(static_cast<int>(id.number));
   REQUIRE(want_ids.size() == 256);
 
-  Llama from_bin;
+  Transformer from_bin;
   REQUIRE(load_llama2c(span(bin), from_bin, kUnlimited) == "");
   LlamaTokenizer tokenizer;
   REQUIRE(tokenizer.load(span(tok), 512) == "");
@@ -472,12 +474,12 @@ TEST_CASE("stories260K: greedy output equals llama2.c's recorded text, from .bin
     v->assign(f, f + n);
     f += n;
   }
-  Llama from_hf;
+  Transformer from_hf;
   REQUIRE(load_huggingface({reinterpret_cast<const char*>(config.data()), config.size()},
                            span(safetensors(hf_tensors(w), Dtype::f32)), from_hf, kUnlimited) == "");
 
-  for (const Llama* model : {&from_bin, &from_hf}) {
-    LlamaState state;
+  for (const Transformer* model : {&from_bin, &from_hf}) {
+    TransformerState state;
     model->reset(state, 512);
     const std::vector<int> bos = {1};
     model->prefill({bos.data(), 1}, state, nullptr);

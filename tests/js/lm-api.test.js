@@ -141,7 +141,7 @@ describe('prompts and inputs', () => {
     }
     assert.throws(() => lm.generate(new Int32Array(513).fill(261)), { name: 'RangeError', message: /513 ids, more than the model's context of 512/ });
     const long = 'Once upon a time, there was a little dog. '.repeat(60);
-    assert.throws(() => lm.generate(long), { name: 'RangeError', message: /tokens long \(BOS included\), more than the model's context of 512 tokens/ });
+    assert.throws(() => lm.generate(long), { name: 'RangeError', message: /tokens long \(special tokens included\), more than the model's context of 512 tokens/ });
     assert.throws(() => lm.run(long), { name: 'RangeError', message: /context of 512/ });
   });
 

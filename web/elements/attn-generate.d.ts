@@ -1,7 +1,7 @@
 // <attn-generate>: a causal language model writes token by token; the figure shows where each new
 // token looked. Importing this module registers it.
 import type { AttnErrorDetail } from './lib/base.js';
-import type { Candidate, GenerateResult, LanguageModel, LmRunResult } from '../model/llama.js';
+import type { Candidate, GenerateResult, LanguageModel, LmRunResult } from '../model/language-model.js';
 
 /** What the figure shows now. */
 export interface GenerateFrame {

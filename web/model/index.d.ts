@@ -103,15 +103,15 @@ export declare class ModelFormatError extends Error {
 export declare const MAX_TEXT_LENGTH: number;
 
 /** A causal language model: 'stories260K', a llama2.c checkpoint with { tokenizer }, or { config, weights, tokenizer }. */
-export declare function loadModel(source: 'stories260K' | import('./llama.js').HuggingFaceFiles,
-  options?: import('./llama.js').LoadLanguageModelOptions): Promise<import('./llama.js').LanguageModel>;
-export declare function loadModel(source: import('./llama.js').FileSource,
-  options: import('./llama.js').LoadLanguageModelOptions & { tokenizer: import('./llama.js').FileSource }): Promise<import('./llama.js').LanguageModel>;
+export declare function loadModel(source: 'stories260K' | import('./language-model.js').HuggingFaceFiles,
+  options?: import('./language-model.js').LoadLanguageModelOptions): Promise<import('./language-model.js').LanguageModel>;
+export declare function loadModel(source: import('./language-model.js').FileSource,
+  options: import('./language-model.js').LoadLanguageModelOptions & { tokenizer: import('./language-model.js').FileSource }): Promise<import('./language-model.js').LanguageModel>;
 /** Loads the model (cached per default source and URL). Prefer lens.loadModel(). */
 export declare function loadModel(source?: ModelSource, options?: LoadModelOptions): Promise<UseLiteModel>;
 
 export type {
   LanguageModelSource, HuggingFaceFiles, LoadLanguageModelOptions, LanguageModelConfig, LanguageModelInfo,
   LmTokenization, LmRunResult, LmLayerAttention, GenerateOptions, GenerateResult, GenerateStep, Candidate,
-} from './llama.js';
-export { LanguageModel, MAX_LM_TEXT_LENGTH } from './llama.js';
+} from './language-model.js';
+export { LanguageModel, MAX_LM_TEXT_LENGTH } from './language-model.js';

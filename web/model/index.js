@@ -9,10 +9,10 @@ import * as check from '../engine/validate.js';
 import { cachedLoad, copyLayers, instantiateModel, loadOptions, moduleVariant, readTokens } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
-import { isLanguageModelSource, loadLanguageModel } from './llama.js';
+import { isLanguageModelSource, loadLanguageModel } from './language-model.js';
 
 export { ModelFormatError };
-export { LanguageModel, MAX_LM_TEXT_LENGTH } from './llama.js';
+export { LanguageModel, MAX_LM_TEXT_LENGTH } from './language-model.js';
 
 /** Longest text accepted, in UTF-16 code units (the model reads at most 128 tokens anyway). */
 export const MAX_TEXT_LENGTH = 1_000_000;
@@ -25,9 +25,10 @@ const utf8 = new TextEncoder();
  * `options.onProgress({ stage, loaded, total })` reports 'download' bytes, then 'initialise',
  * then 'ready'.
  */
-export function loadModel(source, options, engine) {
-  // 'stories260K', { tokenizer } or { config, weights, tokenizer }: a causal language model.
-  if (isLanguageModelSource(source, options)) return loadLanguageModel(source, options, engine);
+export async function loadModel(source, options, engine) {
+  // 'stories260K', a Hugging Face folder or files, { config, weights, tokenizer } or a llama2.c
+  // checkpoint with { tokenizer }: a language model.
+  if (await isLanguageModelSource(source, options)) return loadLanguageModel(source, options, engine);
   const { report } = loadOptions(options, ['onProgress']);
   const variant = moduleVariant(engine?.build);
   const key = cacheKey(source);

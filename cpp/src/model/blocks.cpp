@@ -20,7 +20,7 @@ void layer_norm(const float* x, std::size_t rows, std::size_t d, const float* sc
     }
     const float var = static_cast<float>(squares / static_cast<double>(d));
     const float rs = 1.0f / std::sqrt(var + eps);
-    for (std::size_t j = 0; j < d; ++j) out[i * d + j] = scale[j] * rs * (row[j] - mean) + bias[j];
+    for (std::size_t j = 0; j < d; ++j) out[i * d + j] = scale[j] * rs * (row[j] - mean) + (bias ? bias[j] : 0.0f);
   }
 }
 
@@ -34,6 +34,18 @@ void rms_norm(const float* x, std::size_t rows, std::size_t d, const float* weig
         static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(d) + static_cast<double>(eps)));
     for (std::size_t j = 0; j < d; ++j) out[i * d + j] = weight[j] * (rs * row[j]);
   }
+}
+
+void gelu_tanh(float* x, std::size_t count) {
+  const float k = 0.7978845608028654f;  // √(2/π)
+  for (std::size_t i = 0; i < count; ++i) {
+    const float v = x[i];
+    x[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+  }
+}
+
+void gelu_erf(float* x, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.7071067811865476f));
 }
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }

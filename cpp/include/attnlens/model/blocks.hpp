@@ -7,13 +7,18 @@
 
 namespace attnlens::model {
 
-// (x − mean)·rsqrt(var + ε)·scale + bias over each of `rows` rows of width d (sums in double).
+// (x − mean)·rsqrt(var + ε)·scale + bias over each of `rows` rows of width d (sums in double;
+// bias may be nullptr: none). `out` may be `x`.
 void layer_norm(const float* x, std::size_t rows, std::size_t d, const float* scale,
                 const float* bias, float eps, float* out);
 
 // x·rsqrt(mean(x²) + ε)·weight over each row (Llama's RMSNorm; sum of squares in double).
 void rms_norm(const float* x, std::size_t rows, std::size_t d, const float* weight, float eps,
               float* out);
+
+// GELU in place: tanh approximation (GPT-2's gelu_new) or exact, with erf (BERT's gelu).
+void gelu_tanh(float* x, std::size_t count);
+void gelu_erf(float* x, std::size_t count);
 
 // SiLU(x) = x·σ(x).
 float silu(float x);

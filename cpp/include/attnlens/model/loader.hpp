@@ -1,0 +1,66 @@
+// Loaders that fill a Transformer from checkpoint files, all untrusted input: every size is
+// checked against the bytes present before it is read, and a model is refused (a message, never
+// a crash) before its weights are allocated when they, with a KV cache for the whole context,
+// would not fit `max_bytes`.
+//   llama2.c .bin: the legacy header (7 int32: dim, hidden_dim, n_layers, n_heads, n_kv_heads,
+//     vocab_size (negative = separate classifier), seq_len) followed by float32 arrays in
+//     run.c's order, or export.py's version-1 header ("ak42", version 1, the 7 int32, a shared
+//     classifier byte, zero padding to 256 bytes) followed by float32 arrays in its order.
+//     Version 2 (int8-quantised) files are refused with a message.
+//   Hugging Face: config.json (architectures.hpp maps it to a Spec) and model.safetensors, or
+//     its shards one at a time (with model.safetensors.index.json), F32/F16/BF16 tensors.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnlens/model/transformer.hpp"
+#include "attnlens/span.hpp"
+
+namespace attnlens::model {
+
+// "" or a message; on success `model` holds the weights (copied: `bytes` may be freed).
+std::string load_llama2c(Span<const std::uint8_t> bytes, Transformer& model, std::size_t max_bytes);
+
+// One tensor of a safetensors file, pointing into the file's bytes.
+struct SafeTensor {
+  std::string name;
+  WeightType type = WeightType::f32;
+  const std::uint8_t* data = nullptr;
+  std::vector<std::size_t> shape;
+};
+// "" when `bytes` are a well-formed safetensors file (every tensor's offsets inside the data,
+// sizes matching shape × dtype), else a message.
+std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTensor>& out);
+
+// The shard file names model.safetensors.index.json lists in its weight_map, each once, in
+// order of first appearance; names must be plain file names (no folders). "" or a message.
+std::string parse_shard_index(std::string_view json, std::vector<std::string>& files);
+
+// A Hugging Face checkpoint loaded shard by shard: begin(), add_shard() for each file, finish().
+// The model's weights are allocated tensor by tensor as shards arrive, so that a caller needs
+// only one shard's bytes beside them.
+class HfLoader {
+ public:
+  // Reads config.json into the model's Spec; `context` > 0 caps the positions kept (the KV
+  // cache is sized for them). "" or a message.
+  std::string begin(std::string_view config_json, Transformer& model, std::size_t context = 0);
+  // One safetensors file (`name` for messages). The first shard's dtype settles the memory
+  // check: weights + KV cache for the context must fit `max_bytes` (what is free now).
+  std::string add_shard(Span<const std::uint8_t> bytes, const std::string& name, std::size_t max_bytes);
+  // "" when every weight the spec needs arrived, else a message naming the first missing one.
+  std::string finish();
+
+ private:
+  Transformer* model_ = nullptr;
+  std::vector<std::string> seen_;  // tensor names, to refuse one given twice
+  bool checked_ = false;
+};
+
+// Single-file convenience: begin + add_shard + finish.
+std::string load_huggingface(std::string_view config_json, Span<const std::uint8_t> safetensors,
+                             Transformer& model, std::size_t max_bytes, std::size_t context = 0);
+
+}  // namespace attnlens::model
