@@ -287,7 +287,7 @@ tokenizer = _Tokenizer()
         for (const line of b.code.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean)) {
           const npm = line.match(/^npm (?:run )?([\w:-]+)/);
           if (npm) { assert.ok(scripts[npm[1]], `${where(b)}: no npm script ${npm[1]}`); continue; }
-          const program = line.split(/\s+/).find((w) => !/^\w+=/.test(w) && !['bash', 'node'].includes(w));
+          const program = line.split(/\s+/).find((w) => !/^\w+=/.test(w) && !w.startsWith('-') && !['bash', 'node'].includes(w));
           assert.ok(named.some((text) => text.includes(program)), `${where(b)}: ${program} is not named in ${kindOf(b).args}`);
         }
       });
