@@ -69,7 +69,7 @@ const TABLES = {
   },
   'heatmap-frames'(sections) {
     const s = sections[0];
-    const out = [heading(s), `<attn-heatmap> n = ${s.n}, h = ${s.h}, d = ${s.d} from Q, K, V; ${s.redraws} redraws per change, ` +
+    const out = [heading(s), `\`<attn-heatmap>\` n = ${s.n}, h = ${s.h}, d = ${s.d} from Q, K, V; ${s.redraws} redraws per change, ` +
       'each from the change to updateComplete; temperature / scale / mask changes.', '',
       row(['page', 'engine threads', 'medians ms', 'best ms', 'worst ms', 'engine call ms', 'render ms']), rule(['l', 'r', 'l', 'l', 'l', 'l', 'l'])];
     for (const f of sections) {
