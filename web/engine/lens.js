@@ -253,12 +253,9 @@ export class Lens {
   }
 
   /**
-   * Loads a real pretrained model run by this engine's kernels in a module of its own (imported
-   * on first use: the default import stays small): Universal Sentence Encoder lite (`source`:
-   * nothing, i.e. in Node the installed model package and in browsers web/dist/use-lite.bin, a
-   * URL or path, an ArrayBuffer, or { model, weights, vocab }; web/model/index.d.ts) or a causal
-   * language model ('stories260K', a llama2.c checkpoint with { tokenizer }, or Hugging Face
-   * { config, weights, tokenizer }; web/model/llama.d.ts).
+   * Loads a real pretrained model, run by this engine's kernels in a module of its own (imported
+   * on first use): Universal Sentence Encoder lite (see web/model/index.d.ts) or a causal
+   * language model such as 'stories260K' (see web/model/llama.d.ts).
    */
   loadModel(source, options) {
     // The language models run in the model module of this engine's build (relaxed or SIMD128).

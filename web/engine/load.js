@@ -35,8 +35,7 @@ const builds = {
     factory: () => import('../dist/attnlens-simd-threads.mjs'),
     wasm: () => new URL('../dist/attnlens-simd-threads.wasm', import.meta.url),
   },
-  // The opt-in model add-on (the engine plus USE-lite and the Llama family), SIMD128 and relaxed
-  // SIMD, imported only by lens.loadModel().
+  // The opt-in model add-on (engine + USE-lite + Llama family), imported only by lens.loadModel().
   model: {
     factory: () => import('../dist/attnlens-model.mjs'),
     wasm: () => new URL('../dist/attnlens-model.wasm', import.meta.url),
