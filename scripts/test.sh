@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: doctest natively and in wasm (SIMD and scalar builds) under ctest, then the
+# Runs every test: doctest natively and in wasm (SIMD128, relaxed-SIMD and scalar builds) under
+# ctest, two short fuzz passes, the JavaScript reference tests on the relaxed-SIMD builds, then the
 # JavaScript tests in Node and the browser tests in headless Chromium under node's test runner.
 # Expects scripts/setup.sh and scripts/build.sh to have run (npm test does both).
 set -euo pipefail
@@ -14,7 +15,7 @@ done
 # A short fuzz pass over the C++ core (tests/fuzz/fuzz_core.cpp). The corpus in .build/fuzz/corpus
 # grows from run to run; every input that once found a bug (tests/fuzz/regressions/) is replayed
 # first. The seed is fixed so that a test run is repeatable: a fresh checkout explores the same
-# inputs every time, and new findings come from long runs with random seeds (README: fuzzing).
+# inputs every time, and new findings come from long runs with random seeds (docs/testing.md: fuzzing).
 # ATTNLENS_FUZZ_SECONDS sets the length, ATTNLENS_FUZZ_SEED the seed.
 FUZZ_SEED="${ATTNLENS_FUZZ_SEED:-20261201}"
 echo "== fuzzing the C++ core: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s, seed $FUZZ_SEED"
