@@ -45,7 +45,7 @@ export function fileReader(value, name) {
         try {
           return await readBytes(await resolve(), progress);
         } catch (e) {
-          e.message = `loadModel: ${label}: ${e.message}`;
+          e.message = `loadModel: ${name}: ${e.message}`;  // the message names the URL or path
           throw e;
         }
       },
@@ -65,7 +65,7 @@ function urlReader(urlOf, name) {
       try {
         return await readBytes(url, progress);
       } catch (e) {
-        e.message = `loadModel: ${name} (${url.href}): ${e.message}`;
+        e.message = `loadModel: ${name}: ${e.message}`;  // the message names the URL or path
         throw e;
       }
     },
