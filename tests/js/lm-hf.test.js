@@ -3,13 +3,13 @@
 // vocabularies, loaded through lens.loadModel and held against the float64 reference of
 // tests/js/transformer-reference.js: attention ≤ 1e-4, logits ≤ 2e-3 max abs.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, rmSync, unlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { init } from 'attnlens';
 import { ModelFormatError } from '../../web/model/index.js';
-import { bertCheckpoint, gpt2Checkpoint, llamaCheckpoint, roundedTensors, safetensorsBytes, writeModelFolder } from './hf-checkpoints.js';
+import { bertCheckpoint, distilbertCheckpoint, gpt2Checkpoint, llamaCheckpoint, roundedTensors, safetensorsBytes, writeModelFolder } from './hf-checkpoints.js';
 import { gpt2TokenizerJson } from './hf-fixtures.js';
 import { maxAbsDiff, reference } from './transformer-reference.js';
 
@@ -132,6 +132,18 @@ describe('BERT with the real bert-base-uncased vocabulary', () => {
   });
 });
 
+describe('DistilBERT', () => {
+  for (const mlm of [true, false])
+    it(`${mlm ? 'DistilBertForMaskedLM' : 'DistilBertModel'} (BF16): attention and ${mlm ? 'logits' : 'hidden states'} match the reference`, async () => {
+      const ckpt = distilbertCheckpoint({ seed: 25, mlm });
+      const lm = await lens.loadModel(folder(ckpt, { tokenizer: 'bert', dtype: 'BF16' }));
+      assert.equal(lm.kind, mlm ? 'masked-lm' : 'encoder');
+      const { r, want } = checkRun(lm, ckpt, 'BF16', 'DistilBERT is smaller [MASK] faster.');
+      if (!mlm) assert.ok(maxAbsDiff(r.hidden, want.hidden) <= LOGIT_TOLERANCE);
+      else assert.equal(lm.fillMask('DistilBERT is smaller [MASK] faster.')[0].candidates.length, 10);
+    });
+});
+
 describe('the Llama family with a tokenizer.json', () => {
   for (const [type, dtype, tied] of [['llama', 'BF16', false], ['mistral', 'F16', true], ['qwen2', 'F32', false]])
     it(`${type} (${dtype}, ${tied ? 'tied head' : 'lm_head'}): attention and logits match the reference`, async () => {
@@ -187,6 +199,16 @@ describe('bad folders and files are ModelFormatErrors naming the file; the engin
     // Still usable: a good folder loads and runs.
     const lm = await lens.loadModel(folder(ckpt, { tokenizer: 'gpt2' }));
     checkRun(lm, ckpt, 'F32', 'still fine');
+  });
+
+  it('a File[] (what <input type="file" multiple> gives), sharded with its index, loads like the folder', async () => {
+    const dir = folder(ckpt, { tokenizer: 'gpt2', shards: 2, dtype: 'F16' });
+    const files = readdirSync(dir).map((name) => new File([readFileSync(path.join(dir, name))], name));
+    const lm = await lens.loadModel(files);
+    checkRun(lm, ckpt, 'F16', 'From files, as a page picks them.');
+    await assert.rejects(lens.loadModel(files.filter((f) => f.name !== 'config.json')), (e) => e instanceof TypeError && /config\.json/.test(e.message));
+    await assert.rejects(lens.loadModel(files.filter((f) => !f.name.startsWith('model-00002'))),
+      (e) => e instanceof TypeError && /model-00002-of-00002\.safetensors.*not among the files/.test(e.message));
   });
 
   it('{ config, weights: [shards], tokenizer } objects and bytes load like the folder', async () => {
