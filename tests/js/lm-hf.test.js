@@ -3,6 +3,7 @@
 // vocabularies, loaded through lens.loadModel and held against the float64 reference of
 // tests/js/transformer-reference.js: attention ≤ 1e-4, logits ≤ 2e-3 max abs.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -199,6 +200,33 @@ describe('bad folders and files are ModelFormatErrors naming the file; the engin
     // Still usable: a good folder loads and runs.
     const lm = await lens.loadModel(folder(ckpt, { tokenizer: 'gpt2' }));
     checkRun(lm, ckpt, 'F32', 'still fine');
+  });
+
+  it('a folder URL ending "/" (as a page gives it): files tried in turn, the shard index after model.safetensors', async () => {
+    const dir = folder(ckpt, { tokenizer: 'gpt2', shards: 2 });
+    const asked = [];
+    const server = http.createServer((request, response) => {
+      asked.push(`${request.method} ${request.url}`);
+      try {
+        const body = readFileSync(path.join(dir, decodeURIComponent(new URL(request.url, 'http://x').pathname).replace(/^\/gpt2\//, '')));
+        response.writeHead(200, { 'Content-Length': body.length });
+        response.end(request.method === 'HEAD' ? undefined : body);
+      } catch {
+        response.writeHead(404).end();
+      }
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = new URL(`http://127.0.0.1:${server.address().port}/gpt2/`);
+      const lm = await lens.loadModel(url);
+      checkRun(lm, ckpt, 'F32', 'Served over HTTP.');
+      assert.ok(asked.includes('HEAD /gpt2/config.json'));
+      assert.ok(asked.includes('GET /gpt2/model.safetensors'), 'model.safetensors is tried first');
+      assert.ok(asked.includes('GET /gpt2/model-00002-of-00002.safetensors'));
+      assert.ok(asked.every((a) => a.startsWith('HEAD /gpt2/') || a.startsWith('GET /gpt2/')), 'nothing outside the folder is asked for');
+    } finally {
+      server.close();
+    }
   });
 
   it('a File[] (what <input type="file" multiple> gives), sharded with its index, loads like the folder', async () => {

@@ -106,7 +106,7 @@ export async function isModelFolder(source) {
     if (!fs.statSync(url, { throwIfNoEntry: false })?.isDirectory()) return false;
     return fs.statSync(new URL(`${url.href.replace(/\/?$/, '/')}config.json`), { throwIfNoEntry: false })?.isFile() ?? false;
   }
-  if (isNode || !url.pathname.endsWith('/') || !/^https?:$/.test(url.protocol)) return false;
+  if (!url.pathname.endsWith('/') || !/^https?:$/.test(url.protocol)) return false;
   if (globalThis.location?.origin && url.origin !== globalThis.location.origin) return false;
   try {
     return (await fetch(new URL('config.json', url), { method: 'HEAD' })).ok;
