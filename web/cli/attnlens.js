@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The attnlens command line (Node ≥ 20, no browser):
 //   attnlens render data.json --figure heatmap --format svg -o out.svg
+//   attnlens run MODEL_FOLDER "text" -o run.json [--generate N]   (a language model's attention)
 //   attnlens serve folder/          (static, offline, COOP/COEP headers)
 //   attnlens python > attnlens_nb.py (the Jupyter helper)
 // Exit codes: 0 done, 1 bad data or failure, 2 bad usage.
@@ -14,6 +15,9 @@ import { STATE } from '../elements/lib/state.js';
 
 const USAGE = `usage:
   attnlens render <data.json | -> [options]   render a figure (SVG to stdout unless -o)
+  attnlens run <model folder | stories260K> <text> [-o run.json] [--generate N]
+                                              a language model's tokens and attention as the
+                                              figures' JSON (to stdout unless -o)
   attnlens serve [folder] [--port N]          serve a folder offline (default: .)
   attnlens python                             print the Python/Jupyter helper (attnlens_nb.py)
   attnlens help
@@ -111,6 +115,23 @@ async function renderCommand(args) {
   }
 }
 
+async function runCommand(args) {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true,
+    options: { output: { type: 'string', short: 'o' }, generate: { type: 'string' } } });
+  if (positionals.length !== 2) throw new UsageError('run takes a model folder (or stories260K) and a text');
+  const generate = values.generate === undefined ? 0 : Number(values.generate);
+  if (!Number.isInteger(generate) || generate < 0 || generate > 4096)
+    throw new UsageError(`--generate must be a whole number of tokens from 0 to 4096 (got ${values.generate})`);
+  const { runToJson } = await import('./run.js');
+  const json = JSON.stringify(await runToJson(positionals[0], positionals[1], { generate }));
+  if (!values.output) return void process.stdout.write(`${json}\n`);
+  try {
+    await writeFile(values.output, json);
+  } catch (error) {
+    throw new Error(`cannot write ${values.output}: ${error.message}`);
+  }
+}
+
 async function serveCommand(args) {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true, options: { port: { type: 'string' } } });
   const port = Number(values.port ?? 8080);
@@ -127,7 +148,7 @@ async function pythonCommand() {
   process.stdout.write(await pythonHelper());
 }
 
-const COMMANDS = { render: renderCommand, serve: serveCommand, python: pythonCommand };
+const COMMANDS = { render: renderCommand, run: runCommand, serve: serveCommand, python: pythonCommand };
 
 async function main([command, ...args]) {
   if (!command || command === 'help' || command === '--help' || command === '-h') {

@@ -12,7 +12,7 @@ import { instantiate, simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
 import { loadHfTokenizer } from './hf-tokenizer.js';
 import { cachedLoad, copyLayers, loadOptions, moduleVariant, readTokens } from './loading.js';
-import { fileReader, folderParts, isFileSet, isModelFolder, isPlainObject, jsonReader } from './lm-files.js';
+import { fileReader, folderParts, isBlob, isBytes, isFileSet, isModelFolder, isPlainObject, jsonReader } from './lm-files.js';
 import { ModelFormatError } from './pack.js';
 
 /** Longest text accepted by tokenize(), run() and generate(), in UTF-16 code units. */
@@ -108,6 +108,8 @@ async function describeSource(source, o) {
   }
   if (o.tokenizer === undefined || o.tokenizer === null)
     throw new TypeError(`loadModel: a language model needs options.tokenizer (a llama2.c tokenizer file); source must be ${SOURCE_HELP}`);
+  if (!(isBytes(source) || isBlob(source) || source instanceof URL || (typeof source === 'string' && source !== '')))
+    throw new TypeError(`loadModel source must be ${SOURCE_HELP} (got ${check.describe(source)})`);
   const model = fileReader(source, 'source');
   const tokenizer = fileReader(o.tokenizer, 'options.tokenizer');
   if (o.config !== undefined) {
@@ -132,14 +134,24 @@ const firstByte = (bytes) => {
   return -1;
 };
 
-// Progress over every file: bytes so far, out of the sum of the sizes known so far.
+// Progress over every file: bytes so far, out of the sum of the sizes once every expected
+// file's size is known (0 until then); loaded never decreases and ends equal to total.
 function downloadProgress(report) {
   const loaded = new Map(), totals = new Map();
-  return (name) => (l, t) => {
-    loaded.set(name, l);
-    totals.set(name, Math.max(t || 0, l));
-    const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
-    report('download', sum(loaded), sum(totals));
+  const sum = (m) => [...m.values()].reduce((x, y) => x + (y ?? 0), 0);
+  const tell = () => report('download', sum(loaded), [...totals.values()].includes(null) ? 0 : Math.max(sum(totals), sum(loaded)));
+  return {
+    expect(name) {
+      if (!totals.has(name)) totals.set(name, null), loaded.set(name, 0);
+    },
+    skip(name) {  // an optional file that is not there
+      totals.set(name, 0), loaded.set(name, 0);
+    },
+    of: (name) => (l, t) => {
+      loaded.set(name, l);
+      totals.set(name, t || null);
+      tell();
+    },
   };
 }
 
@@ -163,7 +175,9 @@ async function load(parts, report, variant, context) {
   const modulePromise = instantiate(variant);
   modulePromise.catch(() => {});  // awaited below
   const progress = downloadProgress(report);
-  const read = (reader) => reader.read(progress(reader.name));
+  const read = (reader) => (progress.expect(reader.name), reader.read(progress.of(reader.name)));
+  for (const r of [parts.model, parts.config, parts.tokenizer, parts.tokenizerConfig,
+    ...(Array.isArray(parts.weights) ? parts.weights : [parts.weights])]) if (r) progress.expect(r.name);
   let module, tokenizer = null;
   if (parts.format === 'llama2c') {
     const [model, tok] = await Promise.all([read(parts.model), read(parts.tokenizer)]);
@@ -179,14 +193,18 @@ async function load(parts, report, variant, context) {
   } else {
     const [config, tok, tokConfig] = await Promise.all([
       read(parts.config), read(parts.tokenizer),
-      parts.tokenizerConfig ? read(parts.tokenizerConfig).catch((e) => (parts.optionalTokenizerConfig ? null : Promise.reject(e))) : null,
+      parts.tokenizerConfig ? read(parts.tokenizerConfig).catch((e) => {
+        if (!parts.optionalTokenizerConfig) throw e;
+        progress.skip(parts.tokenizerConfig.name);
+        return null;
+      }) : null,
     ]);
     const configText = new TextDecoder().decode(config);
     module = await modulePromise;
     let error = module.lmBeginHf(configText, context);
     if (error) throw formatError(parts.config, error);
     try {
-      await loadShards(module, parts, read, report);
+      await loadShards(module, parts, read, progress);
     } catch (e) {
       module.lmAbortHf();
       throw e;
@@ -212,13 +230,14 @@ async function load(parts, report, variant, context) {
 }
 
 // Each shard read, handed to the module and dropped before the next is read.
-async function loadShards(module, parts, read) {
+async function loadShards(module, parts, read, progress) {
   let shards = Array.isArray(parts.weights) ? parts.weights : [parts.weights];
   if (parts.index) {
     const index = await read(parts.weights);
     const list = module.lmShardIndex(new TextDecoder().decode(index));
     if (list.error) throw formatError(parts.weights, list.error);
     const names = list.files.split('\n').filter(Boolean);
+    for (const n of names) progress.expect(n);
     shards = names.map((n) => {
       const r = parts.weights.sibling(n);
       if (!r) throw new TypeError(`loadModel: ${parts.weights.name} names the shard ${n}, which is not among the files ` +
@@ -232,7 +251,10 @@ async function loadShards(module, parts, read) {
       bytes = await read(reader);
     } catch (e) {
       // In a page a folder cannot be listed: without model.safetensors, try the shard index.
-      if (i === 0 && !parts.index && parts.fallbackIndex) return loadShards(module, { ...parts, weights: parts.fallbackIndex, index: true, fallbackIndex: null }, read);
+      if (i === 0 && !parts.index && parts.fallbackIndex) {
+        progress.skip(reader.name);
+        return loadShards(module, { ...parts, weights: parts.fallbackIndex, index: true, fallbackIndex: null }, read, progress);
+      }
       throw e;
     }
     if (firstByte(bytes.subarray(0, 16)) === 0x7b && !looksLikeSafetensors(bytes))

@@ -45,7 +45,7 @@ export function fileReader(value, name) {
         try {
           return await readBytes(await resolve(), progress);
         } catch (e) {
-          e.message = `loadModel: ${label}: ${e.message}`;
+          e.message = `loadModel: ${name}: ${e.message}`;  // the message names the URL or path
           throw e;
         }
       },
@@ -65,7 +65,7 @@ function urlReader(urlOf, name) {
       try {
         return await readBytes(url, progress);
       } catch (e) {
-        e.message = `loadModel: ${name} (${url.href}): ${e.message}`;
+        e.message = `loadModel: ${name}: ${e.message}`;  // the message names the URL or path
         throw e;
       }
     },
@@ -106,7 +106,7 @@ export async function isModelFolder(source) {
     if (!fs.statSync(url, { throwIfNoEntry: false })?.isDirectory()) return false;
     return fs.statSync(new URL(`${url.href.replace(/\/?$/, '/')}config.json`), { throwIfNoEntry: false })?.isFile() ?? false;
   }
-  if (isNode || !url.pathname.endsWith('/') || !/^https?:$/.test(url.protocol)) return false;
+  if (!url.pathname.endsWith('/') || !/^https?:$/.test(url.protocol)) return false;
   if (globalThis.location?.origin && url.origin !== globalThis.location.origin) return false;
   try {
     return (await fetch(new URL('config.json', url), { method: 'HEAD' })).ok;

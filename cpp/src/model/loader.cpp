@@ -259,7 +259,19 @@ std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::strin
     TensorPlace place;
   };
   std::vector<Planned> planned;
-  std::size_t added = 0, element = 0;
+  std::size_t added = 0;
+  // The first shard's first matrix says the precision: refuse a model that cannot fit before
+  // looking further (a 7B config with a small file is a memory problem first).
+  if (!checked_)
+    for (const SafeTensor& t : tensors) {
+      const TensorPlace place = place_tensor(s, t.name);
+      if ((place.kind != TensorPlace::Kind::role && place.kind != TensorPlace::Kind::fused_qkv) || !role_is_matrix(place.role))
+        continue;
+      error = check_fits(s, weight_type_size(t.type), max_bytes);
+      if (!error.empty()) return error;
+      checked_ = true;
+      break;
+    }
   for (const SafeTensor& t : tensors) {
     const TensorPlace place = place_tensor(s, t.name);
     if (place.kind == TensorPlace::Kind::ignored || place.kind == TensorPlace::Kind::unknown) continue;
@@ -279,15 +291,9 @@ std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::strin
       return "tensor '" + t.name + "' has shape " + shape_text(t.shape) + ", expected " + shape_text(want) +
              " from config.json";
     if (!role_used(s, place.role)) continue;  // e.g. a tied lm_head
-    if (matrix && !element) element = weight_type_size(t.type);
     added += out * in * (matrix ? weight_type_size(t.type) : 4);
     planned.push_back({&t, place});
     seen_.push_back(t.name);
-  }
-  if (!checked_ && element) {
-    error = check_fits(s, element, max_bytes + 0);
-    if (!error.empty()) return error;
-    checked_ = true;
   }
   if (added > max_bytes)
     return "the tensors of " + file + " need " + mib(added) + ", more than the " + mib(max_bytes) + " of memory available";
