@@ -169,10 +169,12 @@ TEST_CASE("the incremental (KV-cache) path equals the full-sequence path") {
     const std::vector<int> prefix(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
     const auto full = logits_of(model, prefix, &full_attention);
     CHECK(max_diff(state.logits, full) <= 1e-5);
+    // One token's products run linear()'s matrix-vector kernel, the whole sequence's its packed
+    // panels: the same sums in another order, so weights agree to rounding (seen: ≤ 1.1e-6).
     for (int l = 0; l < w.layers; ++l)
       for (int h = 0; h < w.heads; ++h)
         for (std::size_t j = 0; j < n; ++j)
-          CHECK(std::fabs(state.attention[l][h * n + j] - full_attention[l][(h * n + n - 1) * n + j]) <= 1e-6);
+          CHECK(std::fabs(state.attention[l][h * n + j] - full_attention[l][(h * n + n - 1) * n + j]) <= 4e-6);
   }
 }
 
