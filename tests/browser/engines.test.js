@@ -148,7 +148,7 @@ for (const name of ENGINES) {
       });
       assert.deepEqual(csp, { ran: false, reported: true }, 'an inline script is refused by the strict CSP');
       await new Promise((r) => setTimeout(r, 100));  // the driver's copy of that report, dropped
-      engine.driverProblems.splice(0, Infinity, ...engine.driverProblems.filter((p) => !/inline script violates/i.test(p)));
+      engine.driverProblems.splice(0, Infinity, ...engine.driverProblems.filter((p) => !/inline script/i.test(p)));
       const build = await engine.evaluate(() => document.getElementById('heatmap').lens.build);
       assert.equal(build.replace(/-threads$/, ''), BUILD[name], `${name} runs the ${BUILD[name]} build`);
 
@@ -272,13 +272,13 @@ for (const name of ENGINES) {
     it('threads in a cross-origin-isolated page: the threaded build, bit-identical to one thread', { timeout: 180000 }, async () => {
       await engine.open(`${server.url}/__engines__/threads.html`);
       const r = await engine.waitFor(() => window.__threads, null, { what: 'the threads page' });
-      assert.equal(r.error, undefined);
-      assert.equal(r.isolated, true);
-      assert.equal(r.supported, true);
-      assert.equal(r.threaded, true);
-      assert.equal(r.threads, 2);
-      assert.equal(r.build, BUILD[name], `${name} runs the threaded ${BUILD[name]} build`);
-      assert.equal(r.singleBuild, BUILD[name]);
+      // WebKitGTK 2.50 (MiniBrowser) defines no SharedArrayBuffer global even in an isolated page
+      // (shared WebAssembly.Memory works, the constructor is not exposed), so the engine falls back
+      // to one thread, quietly: what a reader with that browser gets. The others run 2 threads.
+      const threaded = name !== 'webkit';
+      assert.deepEqual({ ...r, same: undefined }, { isolated: true, supported: threaded, threads: threaded ? 2 : 1, threaded,
+        build: BUILD[name], singleBuild: BUILD[name], same: undefined }, `${name}: the ${BUILD[name]} build, ${threaded ? 'threaded' : 'one thread'}`);
+      if (!threaded) assert.equal(await engine.evaluate(() => typeof SharedArrayBuffer), 'undefined', 'WebKitGTK still hides SharedArrayBuffer: make this engine threaded');
       assert.equal(r.same, true, 'threaded and single-thread results are bit-identical');
       await clean(engine, 'threads');
     });
