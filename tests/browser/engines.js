@@ -37,7 +37,11 @@ export const RECORDER = `(() => {
     const original = console[level];
     console[level] = function (...args) { problems.push('console ' + level + ': ' + args.map(String).join(' ')); return original.apply(this, args); };
   }
-  addEventListener('error', (e) => problems.push('page error: ' + (e.message || (e.target && e.target.src) || 'resource failed')), true);
+  // Uncaught errors, and resources that failed to load (a figure's own 'error' event is its API).
+  addEventListener('error', (e) => {
+    if (e.message) problems.push('page error: ' + e.message);
+    else if (e.target && /^(script|link|img|source|iframe|video|audio)$/.test(e.target.localName)) problems.push('resource failed: <' + e.target.localName + '> ' + (e.target.src || e.target.href));
+  }, true);
   addEventListener('unhandledrejection', (e) => problems.push('unhandled rejection: ' + (e.reason && e.reason.stack || e.reason)));
   document.addEventListener('securitypolicyviolation', (e) => problems.push('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));
 })();`;

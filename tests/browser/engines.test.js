@@ -38,6 +38,7 @@ const x = ref.uniform(n * dModel, 31), wQ = ref.uniform(dModel * dModel, 32), wK
 const MULTI = { tokens: SENTENCE, heads: HEADS, X: nested(x, n, dModel), W_Q: nested(wQ, dModel, dModel), W_K: nested(wK, dModel, dModel), W_V: nested(wV, dModel, dModel) };
 const WANT_MULTI = ref.multiHead(x, { dModel, heads: HEADS, wQ, wK, wV }).weights;
 const head = (h) => Array.from(WANT_MULTI.subarray(h * n * n, (h + 1) * n * n));
+const FIGURES_DATA = { bars: one.json, heatmap: one.json, pipeline: one.json, lines: one.json, heads: MULTI, compare: MULTI };
 const GENERATE_PROMPT = 'Lily had a red ball. She';
 
 // stories260K's greedy continuation by the float64 reference (no code shared with the engine).
@@ -115,6 +116,52 @@ async function clean(engine, what) {
   assert.deepEqual(offHost, [], `${engine.name}, ${what}: requests that left 127.0.0.1`);
 }
 
+// The figures page in each state a reader reaches, audited by axe-core (audit.js): as drawn (with
+// one figure in its error state), then a pinned row with the hover and keyboard-focus readouts,
+// compare's difference view and the generation figure while it writes, then after it wrote.
+async function auditFigures(engine) {
+  await engine.open(`${server.url}/__engines__/figures.html`);
+  const drawn = await fill(engine, FIGURES_DATA);
+  assert.deepEqual(drawn, Object.fromEntries(FIGURE_IDS.map((id) => [id, true])), 'every figure draws');
+  const found = {};
+  const broken = await engine.evaluate(async (bad) => {
+    const el = document.getElementById('broken');
+    el.data = bad;
+    await el.updateComplete;
+    return el.shadowRoot.querySelector('[role="alert"]')?.textContent ?? '';
+  }, { tokens: ['a', 'b'], Q: [[1, 2]], K: [[1, 2], [3, 4]] });
+  assert.match(broken, /Q has 1 rows but there are 2 tokens/);
+  found['as drawn, one figure in its error state'] = await audit(engine);
+  const p = await cellPoint(engine, 'heatmap', 4, 1);
+  await engine.click(p.x, p.y);  // pins row 5; the pointer stays there: the hover readout shows
+  await engine.evaluate(async () => {
+    const compare = document.getElementById('compare');
+    compare.setAttribute('view', 'difference');
+    document.getElementById('lines').query = 3;
+    document.getElementById('bars').query = 2;
+    document.getElementById('generate').play();
+    await compare.updateComplete;
+    document.getElementById('pipeline').shadowRoot.querySelector('[role="tab"][aria-selected="true"]').focus();
+  });
+  found['pinned row, hover readout, difference view, generating'] = await audit(engine);
+  await engine.evaluate(() => document.getElementById('heatmap').shadowRoot.querySelector('.plot').focus());
+  await engine.keys('ArrowRight');  // the keyboard cursor's readout
+  await engine.waitFor(() => !document.getElementById('generate').playing, null, { what: 'the generation to finish playing' });
+  found['keyboard readout, generation written'] = await audit(engine);
+  for (const [state, violations] of Object.entries(found)) assert.deepEqual(violations, [], `${engine.name}: ${state}`);
+  await clean(engine, 'audits');
+}
+
+async function demoDrawn(engine) {
+  const errors = await engine.evaluate(async (ids) => {
+    await Promise.all(ids.map((id) => customElements.whenDefined(document.getElementById(id).localName)));
+    const out = [];
+    for (const id of ids) if (!(await document.getElementById(id).updateComplete)) out.push(`${id}: ${document.getElementById(id).error}`);
+    return out;
+  }, DEMO_FIGURES);
+  assert.deepEqual(errors, [], 'every figure of the demo draws');
+}
+
 let server;
 before(async () => { server = await startServer(); });
 after(async () => { await server?.close(); });
@@ -131,10 +178,7 @@ for (const name of ENGINES) {
 
     it('the figures page: strict CSP in force, the engine build, every element against float64 in light and dark', { timeout: 180000 }, async () => {
       await engine.open(`${server.url}/__engines__/figures.html`);
-      const drawn = await fill(engine, {
-        bars: one.json, heatmap: one.json, pipeline: one.json, lines: one.json, heads: MULTI,
-        compare: { tokens: SENTENCE, heads: HEADS, X: MULTI.X, W_Q: MULTI.W_Q, W_K: MULTI.W_K, W_V: MULTI.W_V },
-      });
+      const drawn = await fill(engine, FIGURES_DATA);
       assert.deepEqual(drawn, Object.fromEntries(FIGURE_IDS.map((id) => [id, true])), 'every figure draws');
       // The strict CSP is in force (an inline script is refused and reported), and the figures
       // drew under it without any other violation (clean() below).
@@ -285,13 +329,7 @@ for (const name of ENGINES) {
 
     it('the demo end to end: the model loads, every figure draws, stories260K writes llama2.c\'s greedy text', { timeout: 180000 }, async () => {
       await engine.open(`${server.url}/demo/`);
-      const errors = await engine.evaluate(async (ids) => {
-        await Promise.all(ids.map((id) => customElements.whenDefined(document.getElementById(id).localName)));
-        const out = [];
-        for (const id of ids) if (!(await document.getElementById(id).updateComplete)) out.push(`${id}: ${document.getElementById(id).error}`);
-        return out;
-      }, DEMO_FIGURES);
-      assert.deepEqual(errors, [], 'every figure of the demo draws');
+      await demoDrawn(engine);
       assert.match(await engine.evaluate(() => document.getElementById('model-status').textContent), /Model ready/);
       const build = await engine.evaluate(() => document.getElementById('mask-heatmap').lens.build);
       assert.equal(build.replace(/-threads$/, ''), BUILD[name]);
@@ -307,5 +345,35 @@ for (const name of ENGINES) {
       assert.equal(text, RECORDED_200);
       await clean(engine, 'demo');
     });
+
+    it('axe-core, light: no serious or critical WCAG 2.1 A/AA violation on the demo page', { timeout: 180000 }, async () => {
+      await engine.open(`${server.url}/demo/`);
+      await demoDrawn(engine);
+      assert.deepEqual(await audit(engine), [], `${name}: the demo page`);
+      await clean(engine, 'demo audit');
+    });
+
+    it('axe-core, light: none on any element, in every state a reader reaches', { timeout: 240000 }, () => auditFigures(engine));
+  });
+
+  // prefers-color-scheme: dark, as the engine reports it to pages (a second session).
+  describe(`${name}, dark`, { skip: why && !process.env.CI ? `${name} is not installed here: ${why}` : false }, () => {
+    let engine;
+    before(async () => {
+      if (why) throw new Error(`the cross-engine suite needs ${name}: ${why}`);
+      engine = await launch(name, { colorScheme: 'dark' });
+    });
+    after(async () => { await engine?.close(); });
+
+    it('axe-core, dark: the demo page follows the dark scheme, no serious or critical violation', { timeout: 180000 }, async () => {
+      await engine.open(`${server.url}/demo/`);
+      assert.equal(await engine.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), true, `${name} reports the dark scheme`);
+      await demoDrawn(engine);
+      assert.equal(await engine.evaluate(() => getComputedStyle(document.getElementById('heatmap')).getPropertyValue('--attn-bg').trim()), '#16181c');
+      assert.deepEqual(await audit(engine), [], `${name}: the demo page, dark`);
+      await clean(engine, 'demo audit, dark');
+    });
+
+    it('axe-core, dark: none on any element, in every state a reader reaches', { timeout: 240000 }, () => auditFigures(engine));
   });
 }

@@ -125,7 +125,8 @@ export class AttnPipeline extends AttnElement {
     const figures = STEPS.map((step) => {
       const values = steps[step], cols = step === 'output' ? dV : n;
       const colour = this.#colour(step, values);
-      const head = h('thead', {}, h('tr', {}, h('th', {}),
+      // The corner cell names nothing: a td, not an empty header (axe: empty-table-header).
+      const head = h('thead', {}, h('tr', {}, h('td', {}),
         Array.from({ length: cols }, (_, j) => h('th', { scope: 'col', title: step === 'output' ? `dimension ${j + 1}` : tokens[j] },
           step === 'output' ? String(j + 1) : clip(tokens[j], 6))),
         step === 'softmax' ? h('th', { scope: 'col' }, 'Σ') : null));
