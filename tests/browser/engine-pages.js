@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 
 import { DEMO_HEADERS, serve } from '../../scripts/serve.mjs';
 import { RECORDER } from './engines.js';
+import { SENTENCE, nested, ref, vectors } from './elements/helpers.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -41,6 +42,14 @@ export const FIGURES_BODY = `<button type="button" id="start">Start</button>
 <attn-compare id="compare" head-a="0" head-b="2" view="all"></attn-compare>
 <attn-generate id="generate" prompt="Lily had a red ball. She" steps="6" temperature="0"></attn-generate>
 <attn-heatmap id="broken"></attn-heatmap>`;
+
+// Their data: one head of hand-made-size random vectors, and four heads projected from X.
+export const ONE = vectors(SENTENCE, { dK: 4, seed: 5 });
+export const MULTI = { dModel: 8, heads: 4, x: ref.uniform(SENTENCE.length * 8, 31),
+  wQ: ref.uniform(64, 32), wK: ref.uniform(64, 33), wV: ref.uniform(64, 34) };
+const n = SENTENCE.length, multiJSON = { tokens: SENTENCE, heads: MULTI.heads, X: nested(MULTI.x, n, MULTI.dModel),
+  W_Q: nested(MULTI.wQ, 8, 8), W_K: nested(MULTI.wK, 8, 8), W_V: nested(MULTI.wV, 8, 8) };
+export const FIGURES_DATA = { bars: ONE.json, heatmap: ONE.json, pipeline: ONE.json, lines: ONE.json, heads: multiJSON, compare: multiJSON };
 
 const ROUTES = {
   '/__engines__/recorder.js': ['text/javascript', RECORDER],

@@ -16,9 +16,9 @@ import { PNG } from 'pngjs';
 
 import { ReferenceModel, ReferenceTokenizer, readLlama2c } from '../js/llama-reference.js';
 import { audit } from './audit.js';
-import { FIGURES_BODY, startServer } from './engine-pages.js';
+import { FIGURES_BODY, FIGURES_DATA, MULTI, ONE, startServer } from './engine-pages.js';
 import { ENGINES, launch, missing } from './engines.js';
-import { SENTENCE, assertClose, nested, parseSVG, readHeatmap, ref, vectors } from './elements/helpers.js';
+import { SENTENCE, assertClose, parseSVG, readHeatmap, ref } from './elements/helpers.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const RECORDED_200 = readFileSync(path.join(ROOT, 'tests/fixtures/stories260K/expected_greedy_200.txt'), 'utf8');
@@ -29,16 +29,11 @@ const DEMO_FIGURES = ['bars', 'pipeline', 'heatmap', 'mask-heatmap', 'heads', 'p
 const BUILD = { chromium: 'relaxed', firefox: 'relaxed', webkit: 'simd' };
 const PIXEL = 1.5 / 255 / 0.7;  // one 8-bit step on the scale's widest channel, and rounding
 
-// The data every engine draws, and its float64 reference.
-const n = SENTENCE.length;
-const one = vectors(SENTENCE, { dK: 4, seed: 5 });
+// The data every engine draws (engine-pages.js), and its float64 reference.
+const n = SENTENCE.length, one = ONE;
 const WANT = ref.attention(one.q, one.k, one.v, { dK: 4 });
-const dModel = 8, HEADS = 4;
-const x = ref.uniform(n * dModel, 31), wQ = ref.uniform(dModel * dModel, 32), wK = ref.uniform(dModel * dModel, 33), wV = ref.uniform(dModel * dModel, 34);
-const MULTI = { tokens: SENTENCE, heads: HEADS, X: nested(x, n, dModel), W_Q: nested(wQ, dModel, dModel), W_K: nested(wK, dModel, dModel), W_V: nested(wV, dModel, dModel) };
-const WANT_MULTI = ref.multiHead(x, { dModel, heads: HEADS, wQ, wK, wV }).weights;
+const WANT_MULTI = ref.multiHead(MULTI.x, MULTI).weights;
 const head = (h) => Array.from(WANT_MULTI.subarray(h * n * n, (h + 1) * n * n));
-const FIGURES_DATA = { bars: one.json, heatmap: one.json, pipeline: one.json, lines: one.json, heads: MULTI, compare: MULTI };
 const GENERATE_PROMPT = 'Lily had a red ball. She';
 
 // stories260K's greedy continuation by the float64 reference (no code shared with the engine).

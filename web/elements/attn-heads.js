@@ -27,6 +27,10 @@ const STYLE = `
 .detail { margin-top: 6px; border-top: 1px solid var(--attn-line); padding-top: 6px; }
 .detail-title { font-weight: 600; }
 attn-heatmap { --attn-padding: 0; }
+@media (forced-colors: active) {
+  .thumb { forced-color-adjust: none; color: CanvasText; border-color: Canvas; }
+  .thumb[aria-selected="true"] { border-color: Highlight; }
+}
 attn-heatmap::part(toolbar) { display: none; }
 `;
 
