@@ -24,6 +24,7 @@ table { border-collapse: collapse; font-size: 11px; }
 th { font-weight: 400; color: var(--attn-muted); padding: 0 3px; max-width: 6ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th[scope="row"] { text-align: right; cursor: pointer; }
 td { min-width: 2.6em; height: 1.7em; padding: 0 3px; text-align: right; font-variant-numeric: tabular-nums; }
+thead td { min-width: 0; height: auto; }
 .dense td { min-width: 8px; width: 8px; height: 8px; padding: 0; font-size: 0; }
 .dense thead { display: none; }
 tr.query th { color: var(--attn-fg); font-weight: 700; }
