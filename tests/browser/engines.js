@@ -90,6 +90,14 @@ async function chromium(colorScheme, viewport) {
   });
   const page = context.pages()[0] ?? await context.newPage();
   const driverProblems = [];
+  // Every request off 127.0.0.1 (file://, data: and blob: aside) is refused, and reported.
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return route.continue();
+    if (url.hostname === '127.0.0.1') return route.continue();
+    driverProblems.push(`request off 127.0.0.1 refused: ${url.href}`);
+    return route.abort();
+  });
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') driverProblems.push(`console ${m.type()}: ${m.text()}`); });
   page.on('pageerror', (e) => driverProblems.push(`page error: ${e.message}`));
   return {
@@ -113,6 +121,11 @@ async function firefox(colorScheme, viewport) {
     extraPrefsFirefox: {
       // 0 = dark, 1 = light: what prefers-color-scheme reports to pages.
       'layout.css.prefers-color-scheme.content-override': colorScheme === 'dark' ? 0 : 1,
+      // Every request off 127.0.0.1 goes to a proxy on a closed port, so it is refused (the suite
+      // also checks the pages' resource entries). Local addresses never use the proxy.
+      'network.proxy.type': 1, 'network.proxy.http': '127.0.0.1', 'network.proxy.http_port': 9,
+      'network.proxy.ssl': '127.0.0.1', 'network.proxy.ssl_port': 9, 'network.proxy.share_proxy_settings': true,
+      'network.proxy.allow_hijacking_localhost': false,
       // Offline: no update, telemetry or captive-portal checks leave the machine.
       'network.captive-portal-service.enabled': false, 'network.connectivity-service.enabled': false,
       'app.update.enabled': false, 'datareporting.policy.dataSubmissionEnabled': false,
@@ -146,7 +159,10 @@ const freePort = () => new Promise((resolve, reject) => {
 
 async function webkit(colorScheme, viewport) {
   const port = await freePort();
-  const env = { ...process.env, ...(colorScheme === 'dark' ? { GTK_THEME: 'Adwaita:dark' } : { GTK_THEME: 'Adwaita' }) };
+  // Requests off 127.0.0.1 go to a proxy on a closed port (refused); the theme sets the scheme.
+  const proxy = 'http://127.0.0.1:9';
+  const env = { ...process.env, http_proxy: proxy, https_proxy: proxy, HTTP_PROXY: proxy, HTTPS_PROXY: proxy,
+    no_proxy: '127.0.0.1,localhost', NO_PROXY: '127.0.0.1,localhost', GTK_THEME: colorScheme === 'dark' ? 'Adwaita:dark' : 'Adwaita' };
   // MiniBrowser needs an X display: without one, the driver runs under xvfb-run (its own group,
   // so that close() ends Xvfb too).
   const command = [PATHS.webkit, `--port=${port}`, '--host=127.0.0.1'];
