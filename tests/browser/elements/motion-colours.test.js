@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { FIGURES_BODY, FIGURES_DATA, ONE } from '../engine-pages.js';
 import { startBrowser } from '../support.js';
+import { tabWalk } from '../tab-walk.js';
 import { assertClean, assertClose, readHeatmap, ref } from './helpers.js';
 
 const IDS = [...FIGURES_BODY.matchAll(/<attn-[a-z]+ id="([^"]+)"/g)].map((m) => m[1]).filter((id) => id !== 'broken');
@@ -118,38 +119,10 @@ describe('reader settings: reduced motion, forced colours, keyboard alone', () =
   });
 
   it('Tab alone reaches every control of every figure, each with a visible focus ring', async () => {
-    // Every tab stop the figures offer (roving groups offer one), in the order of the page.
-    const stops = await page.evaluate((ids) => ids.flatMap((id) => [...document.getElementById(id).shadowRoot
-      .querySelectorAll('button, select, input, textarea, [tabindex]')]
-      .filter((el) => !el.disabled && el.tabIndex >= 0 && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden')
-      .map((el, k) => `${id}/${el.localName}.${el.className || ''}#${k}`)), IDS);
-    await page.evaluate((ids) => {
-      // Name each stop the same way, for the walk below.
-      for (const id of ids) [...document.getElementById(id).shadowRoot.querySelectorAll('button, select, input, textarea, [tabindex]')]
-        .filter((el) => !el.disabled && el.tabIndex >= 0 && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden')
-        .forEach((el, k) => { el.dataset.stop = `${id}/${el.localName}.${el.className || ''}#${k}`; });
-      document.getElementById('start').focus();
-    }, IDS);
-    const reached = [], unringed = [];
-    for (let k = 0; k < stops.length + 20; k++) {
-      await page.keyboard.press('Tab');
-      const at = await page.evaluate(() => {
-        let el = document.activeElement;
-        while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
-        if (!el || el === document.body) return null;
-        const s = getComputedStyle(el);
-        const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2) || s.boxShadow !== 'none';
-        return { stop: el.dataset.stop ?? el.id ?? el.localName, ring };
-      });
-      if (!at) break;
-      if (reached.includes(at.stop)) break;
-      reached.push(at.stop);
-      if (!at.ring) unringed.push(at.stop);
-    }
-    const missed = stops.filter((s) => !reached.includes(s));
-    assert.deepEqual(missed, [], 'controls Tab never reached');
-    assert.deepEqual(unringed, [], 'controls without a visible focus ring');
-    assert.ok(reached.length >= 20, `${reached.length} tab stops`);
+    const walk = await tabWalk(page, IDS, { pressTab: () => page.keyboard.press('Tab') });
+    assert.deepEqual(walk.missed, [], 'controls Tab never reached');
+    assert.deepEqual(walk.unringed, [], 'controls without a visible focus ring');
+    assert.ok(walk.reached.length >= 20, `${walk.reached.length} tab stops`);
     assertClean(page, browser);
   });
 });
