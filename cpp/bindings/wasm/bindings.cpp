@@ -574,13 +574,7 @@ LmCall lm_run(std::uintptr_t ids, std::size_t count, std::uintptr_t types, doubl
   out.attention = &m.attention;
   if (spec.head != am::HeadKind::none) out.logits = &m.logits;
   if (spec.head == am::HeadKind::none) out.hidden = &m.hidden;
-  if (spec.causal) {
-    am::TransformerState state;
-    m.net.reset(state, count);
-    m.net.forward(m.ids, type_ids, &state, out, kernel(simd));
-  } else {
-    m.net.forward(m.ids, type_ids, nullptr, out, kernel(simd));
-  }
+  m.net.forward(m.ids, type_ids, nullptr, out, kernel(simd));  // no KV cache: nothing follows
   lm_fill_tokens(m, c);
   c.logits = reinterpret_cast<std::uintptr_t>(m.logits.data());
   c.logits_count = m.logits.size();
