@@ -413,18 +413,6 @@ std::string lm_set_tokenizer(std::uintptr_t bytes, std::size_t size) {
   return error;
 }
 
-struct ShardList {
-  std::string error, files;  // files: one name per line
-};
-
-ShardList lm_shard_index(std::string json) {
-  ShardList out;
-  std::vector<std::string> files;
-  out.error = am::parse_shard_index(json, files);
-  for (const std::string& f : files) out.files += f + "\n";
-  return out;
-}
-
 struct LmInfo {
   std::string architecture, model_type, kind, rope;
   std::size_t dim = 0, hidden_dim = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
@@ -684,7 +672,6 @@ EMSCRIPTEN_BINDINGS(attnlens_lm) {
       .field("weights", &LmMemory::weights)
       .field("kvCache", &LmMemory::kv_cache)
       .field("scratch", &LmMemory::scratch);
-  value_object<ShardList>("ShardList").field("error", &ShardList::error).field("files", &ShardList::files);
   value_object<LmCall>("LmCall")
       .field("error", &LmCall::error)
       .field("count", &LmCall::count)
@@ -709,7 +696,6 @@ EMSCRIPTEN_BINDINGS(attnlens_lm) {
   function("lmFinishHf", &lm_finish_hf);
   function("lmAbortHf", &lm_abort_hf);
   function("lmSetTokenizer", &lm_set_tokenizer);
-  function("lmShardIndex", &lm_shard_index);
   function("lmInfo", &lm_info);
   function("lmMemory", &lm_memory);
   function("lmTokenize", &lm_tokenize);
