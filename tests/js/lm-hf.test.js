@@ -189,7 +189,7 @@ describe('bad folders and files are ModelFormatErrors naming the file; the engin
 
     dir = folder(ckpt, { tokenizer: 'gpt2', shards: 2 });
     writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { 'wte.weight': '../etc/passwd' } }));
-    await refuse(dir, 'model.safetensors.index.json', /not a plain file name/);
+    await refuse(dir, 'model.safetensors.index.json', /plain file name beside the index/);
     writeFileSync(path.join(dir, 'model.safetensors.index.json'), '{"weight_map": 3}');
     await refuse(dir, 'model.safetensors.index.json', /no "weight_map" object/);
 
@@ -236,7 +236,10 @@ describe('bad folders and files are ModelFormatErrors naming the file; the engin
     checkRun(lm, ckpt, 'F16', 'From files, as a page picks them.');
     await assert.rejects(lens.loadModel(files.filter((f) => f.name !== 'config.json')), (e) => e instanceof TypeError && /config\.json/.test(e.message));
     await assert.rejects(lens.loadModel(files.filter((f) => !f.name.startsWith('model-00002'))),
-      (e) => e instanceof TypeError && /model-00002-of-00002\.safetensors.*not among the files/.test(e.message));
+      (e) => e instanceof ModelFormatError && /model-00002-of-00002\.safetensors is not there/.test(e.message));
+    // A shard whose tensors are not the ones the index puts there.
+    const swapped = files.map((f) => (f.name.startsWith('model-0000') ? new File([f], f.name.replace(/0000(1|2)-of/, (m, d) => `0000${3 - d}-of`)) : f));
+    await assert.rejects(lens.loadModel(swapped), (e) => e instanceof ModelFormatError && /the shard model-0000\d-of-00002\.safetensors holds/.test(e.message));
   });
 
   it('{ config, weights: [shards], tokenizer } objects and bytes load like the folder', async () => {

@@ -14,6 +14,7 @@ import { loadHfTokenizer } from './hf-tokenizer.js';
 import { cachedLoad, copyLayers, loadOptions, moduleVariant, readTokens } from './loading.js';
 import { fileReader, folderParts, isBlob, isBytes, isFileSet, isModelFolder, isPlainObject, jsonReader } from './lm-files.js';
 import { ModelFormatError } from './pack.js';
+import { parseShardIndex } from './shards.js';
 
 /** Longest text accepted by tokenize(), run() and generate(), in UTF-16 code units. */
 export const MAX_LM_TEXT_LENGTH = 1_000_000;
@@ -129,6 +130,19 @@ function looksLikeSafetensors(bytes) {
   return n >= 2 && n <= bytes.byteLength - 8 && bytes[8] === 0x7b;
 }
 
+// The tensor names of a safetensors header (looksLikeSafetensors(bytes) holds).
+function headerNames(bytes, reader) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  let header;
+  try {
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  } catch (e) {
+    throw formatError(reader, `the safetensors header is not valid JSON: ${e.message}`);
+  }
+  return Object.keys(header ?? {}).filter((k) => k !== '__metadata__');
+}
+
 const firstByte = (bytes) => {
   for (const b of bytes) if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf) return b;
   return -1;
@@ -232,13 +246,11 @@ async function load(parts, report, variant, context) {
 // Each shard read, handed to the module and dropped before the next is read.
 async function loadShards(module, parts, read, progress) {
   let shards = Array.isArray(parts.weights) ? parts.weights : [parts.weights];
+  let index = null;
   if (parts.index) {
-    const index = await read(parts.weights);
-    const list = module.lmShardIndex(new TextDecoder().decode(index));
-    if (list.error) throw formatError(parts.weights, list.error);
-    const names = list.files.split('\n').filter(Boolean);
-    for (const n of names) progress.expect(n);
-    shards = names.map((n) => {
+    index = parseShardIndex(await read(parts.weights), { name: parts.weights.name, available: parts.available });
+    for (const n of index.files) progress.expect(n);
+    shards = index.files.map((n) => {
       const r = parts.weights.sibling(n);
       if (!r) throw new TypeError(`loadModel: ${parts.weights.name} names the shard ${n}, which is not among the files ` +
         'given (an index given as bytes or an object cannot find its shards: give source.weights as a list of shards, or the folder)');
@@ -259,6 +271,9 @@ async function loadShards(module, parts, read, progress) {
     }
     if (firstByte(bytes.subarray(0, 16)) === 0x7b && !looksLikeSafetensors(bytes))
       throw formatError(reader, 'this is a JSON file, not a safetensors file (a shard index goes in a folder beside its shards, or name it *.index.json)');
+    // The shard holds exactly the tensors the index puts there (its header read here; the module
+    // checks every size again).
+    if (index && looksLikeSafetensors(bytes)) index.checkShard(index.files[i], headerNames(bytes, reader));
     const error = withHeapBytes(module, bytes, `the ${formatBytes(bytes.byteLength)} weights file`,
       (at, size) => module.lmAddShard(at, size, reader.name, available(module)));
     bytes = null;

@@ -417,18 +417,6 @@ std::string lm_set_tokenizer(std::uintptr_t bytes, std::size_t size) {
   return error;
 }
 
-struct ShardList {
-  std::string error, files;  // files: one name per line
-};
-
-ShardList lm_shard_index(std::string json) {
-  ShardList out;
-  std::vector<std::string> files;
-  out.error = am::parse_shard_index(json, files);
-  for (const std::string& f : files) out.files += f + "\n";
-  return out;
-}
-
 struct LmInfo {
   std::string architecture, model_type, kind, rope;
   std::size_t dim = 0, hidden_dim = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
@@ -578,13 +566,7 @@ LmCall lm_run(std::uintptr_t ids, std::size_t count, std::uintptr_t types, doubl
   out.attention = &m.attention;
   if (spec.head != am::HeadKind::none) out.logits = &m.logits;
   if (spec.head == am::HeadKind::none) out.hidden = &m.hidden;
-  if (spec.causal) {
-    am::TransformerState state;
-    m.net.reset(state, count);
-    m.net.forward(m.ids, type_ids, &state, out, kernel(simd));
-  } else {
-    m.net.forward(m.ids, type_ids, nullptr, out, kernel(simd));
-  }
+  m.net.forward(m.ids, type_ids, nullptr, out, kernel(simd));  // no KV cache: nothing follows
   lm_fill_tokens(m, c);
   c.logits = reinterpret_cast<std::uintptr_t>(m.logits.data());
   c.logits_count = m.logits.size();
@@ -694,7 +676,6 @@ EMSCRIPTEN_BINDINGS(attnlens_lm) {
       .field("weights", &LmMemory::weights)
       .field("kvCache", &LmMemory::kv_cache)
       .field("scratch", &LmMemory::scratch);
-  value_object<ShardList>("ShardList").field("error", &ShardList::error).field("files", &ShardList::files);
   value_object<LmCall>("LmCall")
       .field("error", &LmCall::error)
       .field("count", &LmCall::count)
@@ -719,7 +700,6 @@ EMSCRIPTEN_BINDINGS(attnlens_lm) {
   function("lmFinishHf", &lm_finish_hf);
   function("lmAbortHf", &lm_abort_hf);
   function("lmSetTokenizer", &lm_set_tokenizer);
-  function("lmShardIndex", &lm_shard_index);
   function("lmInfo", &lm_info);
   function("lmMemory", &lm_memory);
   function("lmTokenize", &lm_tokenize);

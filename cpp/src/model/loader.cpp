@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <unordered_set>
 
 #include "attnlens/model/architectures.hpp"
 #include "attnlens/model/json.hpp"
@@ -16,7 +15,6 @@ namespace {
 constexpr std::uint32_t kVersionMagic = 0x616b3432;  // "ak42" as written by export.py
 constexpr std::size_t kVersionHeaderBytes = 256;
 constexpr std::size_t kMaxSafetensorsHeader = 100u << 20;
-constexpr std::size_t kMaxShards = 100000;
 
 std::int32_t read_i32(const std::uint8_t* p) {
   std::uint32_t v;
@@ -206,32 +204,6 @@ std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTe
              std::to_string(static_cast<unsigned long long>(e.number - b.number));
     st.data = data + static_cast<std::size_t>(b.number);
     out.push_back(std::move(st));
-  }
-  return {};
-}
-
-std::string parse_shard_index(std::string_view text, std::vector<std::string>& files) {
-  files.clear();
-  Json json;
-  std::string error = parse_json(text, json);
-  if (!error.empty()) return "the shard index is not valid JSON: " + error;
-  const Json* map = json.is(Json::Type::object) ? json.get("weight_map") : nullptr;
-  if (!map || !map->is(Json::Type::object))
-    return "the shard index has no \"weight_map\" object (tensor name → shard file)";
-  if (map->object.empty()) return "the shard index's \"weight_map\" is empty";
-  std::unordered_set<std::string> seen;
-  for (const auto& [tensor, file] : map->object) {
-    if (!file.is(Json::Type::string))
-      return "the shard index maps '" + tensor + "' to something other than a file name";
-    const std::string& f = file.string;
-    if (f.empty() || f.size() > 255 || f == "." || f == ".." || f.find_first_of("/\\") != std::string::npos ||
-        f.find('\0') != std::string::npos)
-      return "the shard index maps '" + tensor + "' to \"" + f.substr(0, 64) +
-             "\", which is not a plain file name beside the index";
-    if (seen.insert(f).second) {
-      if (files.size() >= kMaxShards) return "the shard index names more than " + std::to_string(kMaxShards) + " shards";
-      files.push_back(f);
-    }
   }
   return {};
 }
