@@ -7,11 +7,11 @@
 //   gpt2.run('The cat sat');                 // ids, tokens, layers[l].attention, logits, next
 //   gpt2.generate('The cat sat', { steps: 20, temperature: 0 });
 //   bert.fillMask('Paris is the [MASK] of France.');
-import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
-import { instantiate, simdSupported } from '../engine/load.js';
+import { CallBuffers, formatBytes, heapLimit } from '../engine/heap.js';
+import { simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
 import { loadHfTokenizer } from './hf-tokenizer.js';
-import { cachedLoad, copyLayers, loadOptions, moduleVariant, readTokens } from './loading.js';
+import { cachedLoad, copyLayers, instantiateModel, loadOptions, moduleVariant, readTokens } from './loading.js';
 import { fileReader, folderParts, isBlob, isBytes, isFileSet, isModelFolder, isPlainObject, jsonReader } from './lm-files.js';
 import { ModelFormatError } from './pack.js';
 import { parseShardIndex } from './shards.js';
@@ -58,8 +58,9 @@ export function loadLanguageModel(source, options, engine) {
   const context = o.context === undefined ? 0 : check.positiveInteger('options.context', o.context);
   const variant = moduleVariant(engine?.build);
   return describeSource(source, o).then((parts) => {
-    const key = parts.key === null ? null : `${variant}:${context}:${parts.key}`;
-    return cachedLoad(cache, key, report, () => load(parts, report, variant, context));
+    // One model per module: the threaded module follows the engine's thread count.
+    const key = parts.key === null ? null : `${variant}:${engine?.threads ?? 0}:${context}:${parts.key}`;
+    return cachedLoad(cache, key, report, () => load(parts, report, variant, context, engine));
   });
 }
 
@@ -182,11 +183,11 @@ function withHeapBytes(module, bytes, what, call) {
   }
 }
 
-const available = (module) => MAX_HEAP_BYTES - module.heapInUse();
+const available = (module) => heapLimit(module) - module.heapInUse();
 
-async function load(parts, report, variant, context) {
+async function load(parts, report, variant, context, engine) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  const modulePromise = instantiate(variant);
+  const modulePromise = instantiateModel(variant, engine);
   modulePromise.catch(() => {});  // awaited below
   const progress = downloadProgress(report);
   const read = (reader) => (progress.expect(reader.name), reader.read(progress.of(reader.name)));
@@ -517,7 +518,7 @@ export class LanguageModel {
   }
 
   #available() {
-    return MAX_HEAP_BYTES - this.#module.heapInUse();
+    return heapLimit(this.#module) - this.#module.heapInUse();
   }
 
   #withBuffers(sizes, what, body) {
