@@ -12,7 +12,7 @@ export type { GenerateChangeDetail, GenerateFrame } from './attn-generate.js';
 export { AttnElement, loadEngine } from './lib/base.js';
 export type {
   AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, HeadChoice, LayerChoice, Mask, ModelData,
-  Numbers, ProjectionData, Scale, Step, StandaloneOptions, VectorData,
+  ColorScale, Numbers, ProjectionData, Scale, Step, StandaloneOptions, VectorData,
 } from './lib/base.js';
 
 export declare class DataError extends Error {}
