@@ -28,6 +28,7 @@ render options:
   --title TEXT      the HTML document's title
   state:            --layer N --head N --query N|TOKEN --step S --scale auto|none|X
                     --temperature T --mask none|causal|padding|"causal padding"
+                    --color-scale linear|sqrt|log|row|max (how weights map to colours)
                     --hide "TOKEN|N …" --renormalize [true|false]
                     (negative numbers as values: --query -1)
   lines:            --heads all|"N …" --key N|TOKEN --threshold W`;

@@ -38,6 +38,7 @@ const OWN_STATE = {
         // As the element: each head's matrix as shown (an aggregate computed by the engine).
         layer: state.layer, heads, focus, weights: heads.map((hd) => selectedMatrix(lens, result, state.layer, hd)),
         threshold: given.threshold === undefined ? DEFAULT_THRESHOLD : parseThreshold(given.threshold),
+        'color-scale': state['color-scale'],
       };
     },
   },

@@ -1,6 +1,6 @@
 // Types for `attnlens/cli` (web/cli/render.js): rendering a figure in Node without a browser, as
 // the `attnlens render` command does. Hand-written; checked by tests/types with tsc.
-import type { AttnData, Mask, Scale, Step } from '../elements/lib/base.js';
+import type { AttnData, ColorScale, Mask, Scale, Step } from '../elements/lib/base.js';
 
 export type Format = 'svg' | 'html' | 'png';
 
@@ -32,6 +32,10 @@ export interface RenderOptions {
   hide?: string | ReadonlyArray<string | number>;
   /** Renormalise the rows left after hiding. */
   renormalize?: boolean | 'true' | 'false' | '';
+  /** How weights map to colours (as the attribute; default 'linear'). */
+  'color-scale'?: ColorScale;
+  /** The same as 'color-scale' (the property's name). */
+  colorScale?: ColorScale;
   /** figure 'lines' only: the heads drawn ('all', [0, 2] or "0 2"). */
   heads?: 'all' | ReadonlyArray<number> | string;
   /** figure 'lines' only: the focused key (index or text). */

@@ -151,7 +151,7 @@ export class AttnHeatmap extends AttnElement {
       const weights = this.weights;
       const { masked, layer } = this.#canvases.masks(result.masks, n, nK);
       // The cells are coloured by position on the scale; the readout keeps `weights`.
-      const shown = colorPositions(colorScale, weights, n, nK, masked, this.#layers?.shown);
+      const shown = colorPositions(colorScale, weights, n, nK, masked, { into: this.#layers?.shown });
       this.#layers = { result, key, theme, weights, masked, colorScale, shown: shown === weights ? null : shown,
         top: colorScale === 'max' ? largestWeight(weights, masked) : 1,
         cells: this.#canvases.cells(shown, n, theme.scale, masked, nK), mask: layer };

@@ -51,9 +51,10 @@ function rowMaxima(weights, rows, cols, masked) {
 /**
  * The rows×cols matrix `weights` as colour positions (what the figures colour with): for
  * 'linear' the weights themselves (no copy), else a new Float32Array (or `into`, when it is
- * one of the right length). `masked`: Uint8Array (1 = masked) or null.
+ * one of the right length). `masked`: Uint8Array (1 = masked) or null. `top`: for 'max', the
+ * largest weight to divide by when it is not this matrix's own (two panels on one scale).
  */
-export function colorPositions(kind, weights, rows, cols = rows, masked = null, into = null) {
+export function colorPositions(kind, weights, rows, cols = rows, masked = null, { into = null, top: given } = {}) {
   if (kind === 'linear' || kind === undefined) return weights;
   const count = rows * cols;
   const out = into instanceof Float32Array && into.length === count ? into : new Float32Array(count);
@@ -61,6 +62,7 @@ export function colorPositions(kind, weights, rows, cols = rows, masked = null, 
     const maxima = rowMaxima(weights, rows, cols, masked);
     let all = 0;
     for (const m of maxima) if (m > all) all = m;
+    if (given !== undefined) all = given;
     for (let i = 0; i < rows; i++) {
       const top = kind === 'row' ? maxima[i] : all;
       const k = top > 0 ? 1 / top : 0;
