@@ -60,6 +60,15 @@ OWN_STATE.heads = {
   },
 };
 
+// <attn-text>: its `direction`, and the matrix shown (mean/max/rollout from the engine).
+OWN_STATE.text = {
+  options: ['direction'],
+  async svgState(result, state, given, lens) {
+    const { parseDirection } = await import('../elements/svg/text.js');
+    return { ...state, query: Math.max(0, state.query), direction: parseDirection(given.direction), weights: selectedMatrix(lens, result, state.layer, state.head) };
+  },
+};
+
 /** Figures the command line cannot draw from one data file, and why. */
 const NOT_HERE = {
   compare: 'it compares two data sources (its a-/b- attributes); use the element and its toSVG()',

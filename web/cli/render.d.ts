@@ -42,6 +42,8 @@ export interface RenderOptions {
   key?: number | string;
   /** figure 'lines' only: lines lighter than this weight are not drawn, in [0, 1). */
   threshold?: number | string;
+  /** figure 'text' only: 'to' (each token's weight from the selected one, default) or 'from'. */
+  direction?: 'to' | 'from';
 }
 
 /** SVG or HTML text; PNG bytes. */

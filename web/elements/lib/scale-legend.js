@@ -21,14 +21,18 @@ export function drawScaleLegend(box, theme, kind = 'linear', top = 1, scale = th
   }
   ctx.fillStyle = css(theme.muted);
   for (const t of ticks) ctx.fillRect(Math.min(WIDTH - 1, Math.round(t.t * (WIDTH - 1))), RAMP, 1, TICK);
-  const labels = h('span', { class: 'ticks', style: `position: relative; display: block; width: ${WIDTH}px; height: 1.3em;` },
-    ...ticks.map((t, k) => h('span', {
-      class: 'tick', 'data-t': t.t,
-      style: `position: absolute; left: ${(t.t * 100).toFixed(2)}%; white-space: nowrap; font-size: 10px; ` +
-        `transform: translateX(${k === 0 ? 0 : k === ticks.length - 1 ? -100 : -50}%);`,
-    }, t.label)));
-  box.replaceChildren(h('span', { class: 'scale-legend', title: scaleCaption(kind, top),
-    style: 'display: inline-flex; flex-direction: column; margin-right: 28px;' }, canvas, labels));
+  // Positions through the CSSOM (el.style), never a style attribute: a strict CSP allows only the former.
+  const labels = h('span', { class: 'ticks' });
+  Object.assign(labels.style, { position: 'relative', display: 'block', width: `${WIDTH}px`, height: '1.3em' });
+  ticks.forEach((t, k) => {
+    const tick = h('span', { class: 'tick', 'data-t': t.t }, t.label);
+    Object.assign(tick.style, { position: 'absolute', left: `${(t.t * 100).toFixed(2)}%`, whiteSpace: 'nowrap', fontSize: '10px',
+      transform: `translateX(${k === 0 ? 0 : k === ticks.length - 1 ? -100 : -50}%)` });
+    labels.append(tick);
+  });
+  const legend = h('span', { class: 'scale-legend', title: scaleCaption(kind, top) }, canvas, labels);
+  Object.assign(legend.style, { display: 'inline-flex', flexDirection: 'column', marginRight: '28px' });
+  box.replaceChildren(legend);
   box.dataset.colorScale = kind;
   return ticks;
 }
