@@ -36,6 +36,7 @@ const STYLE = `
 .legend { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 6px; color: var(--attn-muted); font-size: 11px; }
 .legend canvas { display: block; border: 1px solid var(--attn-line); }
 .legend .gap { width: 10px; }
+.legend .scale { display: contents; }
 .pinned { margin-top: 8px; }
 .pinned-title { margin-bottom: 2px; overflow-wrap: anywhere; }
 .pinned canvas { display: block; }
