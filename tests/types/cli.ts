@@ -9,6 +9,8 @@ const png: Promise<Uint8Array> = render(data, { format: 'png', pixelRatio: 3 });
 const options: RenderOptions = { layer: 0, head: 0, mask: 'causal', scale: 'auto', step: 'softmax' };
 const narrowHTML: Promise<string> = render(data, { format: 'html', width: 360, hide: ['[CLS]', 0], renormalize: true });
 const lines: Promise<string> = render(data, { figure: 'lines', heads: [0, 2], key: 'b', threshold: 0.05, query: -1 });
+const prose: Promise<string> = render(data, { figure: 'text', direction: 'from', 'color-scale': 'sqrt', query: 1 });
+const scaled: Promise<string> = render(data, { colorScale: 'row' });
 const names: Promise<string[]> = figureNames();
 const formats: Format[] = FORMATS;
 const isOption = (e: unknown): boolean => e instanceof OptionError || e instanceof DataError;

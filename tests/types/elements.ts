@@ -124,3 +124,23 @@ writer.head = 'max';
 writer.playing = true;
 
 export { chosen, keyCount, keyTokens, zoom, frame, same, sameLines, diff, readout, shown, summary, hiddenCount, base, state, drawn, message, svg, png, engine, limit, sized };
+
+// color-scale on every figure; <attn-text> from the index and its own entry.
+import { AttnText } from 'attnlens/elements';
+import { AttnText as SameText } from 'attnlens/elements/attn-text.js';
+import type { ColorScale, TextDirection } from 'attnlens/elements';
+const prose: SameText = document.createElement('attn-text');
+const proseToo: AttnText = prose;
+prose.data = { tokens: ['The', ' cat'], attention: [[1, 0], [0.5, 0.5]] };
+prose.direction = 'from';
+const way: TextDirection = prose.direction;
+const tinted: Float32Array | null = prose.tints;
+const scaleName: ColorScale = heatmap.colorScale;
+heatmap.colorScale = 'log';
+writer.colorScale = 'row';
+prose.colorScale = 'max';
+const stateScale: ColorScale = heatmap.state['color-scale'];
+// @ts-expect-error not a colour scale
+heatmap.colorScale = 'cubic';
+// @ts-expect-error not a direction
+prose.direction = 'sideways';

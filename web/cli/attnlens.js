@@ -32,9 +32,11 @@ render options:
   --title TEXT      the HTML document's title
   state:            --layer N --head N --query N|TOKEN --step S --scale auto|none|X
                     --temperature T --mask none|causal|padding|"causal padding"
+                    --color-scale linear|sqrt|log|row|max (how weights map to colours)
                     --hide "TOKEN|N …" --renormalize [true|false]
                     (negative numbers as values: --query -1)
-  lines:            --heads all|"N …" --key N|TOKEN --threshold W`;
+  lines:            --heads all|"N …" --key N|TOKEN --threshold W
+  text:             --direction to|from`;
 
 // No V8 flag is set here (the library never flips them): the engine runs the build this Node
 // validates, SIMD128 on Node 20 (the build of the standalone HTML files and of Safari), or

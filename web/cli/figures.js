@@ -38,6 +38,7 @@ const OWN_STATE = {
         // As the element: each head's matrix as shown (an aggregate computed by the engine).
         layer: state.layer, heads, focus, weights: heads.map((hd) => selectedMatrix(lens, result, state.layer, hd)),
         threshold: given.threshold === undefined ? DEFAULT_THRESHOLD : parseThreshold(given.threshold),
+        'color-scale': state['color-scale'],
       };
     },
   },
@@ -56,6 +57,15 @@ OWN_STATE.heads = {
     const aggregate = (layer, head) => (lens && (layer === 'rollout' ? rollout : result.heads > 1)
       ? selectedMatrix(lens, result, layer, head) : null);
     return { ...state, aggregate };
+  },
+};
+
+// <attn-text>: its `direction`, and the matrix shown (mean/max/rollout from the engine).
+OWN_STATE.text = {
+  options: ['direction'],
+  async svgState(result, state, given, lens) {
+    const { parseDirection } = await import('../elements/svg/text.js');
+    return { ...state, query: Math.max(0, state.query), direction: parseDirection(given.direction), weights: selectedMatrix(lens, result, state.layer, state.head) };
   },
 };
 

@@ -1,6 +1,6 @@
 // Types for `attnlens/cli` (web/cli/render.js): rendering a figure in Node without a browser, as
 // the `attnlens render` command does. Hand-written; checked by tests/types with tsc.
-import type { AttnData, Mask, Scale, Step } from '../elements/lib/base.js';
+import type { AttnData, ColorScale, Mask, Scale, Step } from '../elements/lib/base.js';
 
 export type Format = 'svg' | 'html' | 'png';
 
@@ -32,12 +32,18 @@ export interface RenderOptions {
   hide?: string | ReadonlyArray<string | number>;
   /** Renormalise the rows left after hiding. */
   renormalize?: boolean | 'true' | 'false' | '';
+  /** How weights map to colours (as the attribute; default 'linear'). */
+  'color-scale'?: ColorScale;
+  /** The same as 'color-scale' (the property's name). */
+  colorScale?: ColorScale;
   /** figure 'lines' only: the heads drawn ('all', [0, 2] or "0 2"). */
   heads?: 'all' | ReadonlyArray<number> | string;
   /** figure 'lines' only: the focused key (index or text). */
   key?: number | string;
   /** figure 'lines' only: lines lighter than this weight are not drawn, in [0, 1). */
   threshold?: number | string;
+  /** figure 'text' only: 'to' (each token's weight from the selected one, default) or 'from'. */
+  direction?: 'to' | 'from';
 }
 
 /** SVG or HTML text; PNG bytes. */

@@ -110,7 +110,7 @@ async function rasterise(svg, pixelRatio) {
  * 'dark'; svg/png default light, html default: the reader's), width (the figure's width in CSS
  * pixels: the SVG's display width, the PNG's width / pixelRatio, the figure's width in the HTML),
  * pixelRatio (png, default 2), title (html), and any state: layer, head, query, step, scale,
- * temperature, mask. Throws OptionError for bad options, DataError for bad data.
+ * temperature, mask, hide, renormalize, 'color-scale' (or colorScale). Throws OptionError for bad options, DataError for bad data.
  */
 export async function render(input, { figure: figureName = 'heatmap', format = 'svg', theme, width, pixelRatio = 2, title, ...given } = {}) {
   if (!FORMATS.includes(format)) throw new OptionError(`unknown format ${JSON.stringify(format)}: the formats are ${FORMATS.join(', ')}`);
@@ -122,6 +122,10 @@ export async function render(input, { figure: figureName = 'heatmap', format = '
   };
   if (width !== undefined) width = number('width', width);
   pixelRatio = number('pixel-ratio', pixelRatio);
+  if ('colorScale' in given) {  // the property's name, from Node
+    given['color-scale'] ??= given.colorScale;
+    delete given.colorScale;
+  }
   const figure = await figureNamed(figureName);
   const { element } = figure;
   const own = Object.fromEntries(Object.entries(given).filter(([k]) => OWN_OPTIONS.includes(k)));

@@ -96,6 +96,14 @@ function setUpMaskButtons() {
   heatmap.addEventListener('change', (e) => e.detail.name === 'mask' && sync());
 }
 
+// 4b. The text figure's colour-scale buttons drive its `colorScale` property.
+{
+  const text = $('text'), buttons = [...document.querySelectorAll('button.color-scale')];
+  const sync = () => buttons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.scale === text.colorScale)));
+  buttons.forEach((b) => b.addEventListener('click', () => { text.colorScale = b.dataset.scale; }));
+  text.addEventListener('change', (e) => e.detail.name === 'color-scale' && sync());
+}
+
 // 5. A large heatmap on demand.
 function setUpBig() {
   const button = $('big'), heatmap = $('big-heatmap');

@@ -16,6 +16,7 @@ import { clip } from './lib/export.js';
 import { applyFilter } from './lib/filter.js';
 import { cellsLayer, drawMatrix, maskLayer } from './lib/matrix-canvas.js';
 import { fetchSource, readSource } from './lib/source.js';
+import { drawScaleLegend } from './lib/scale-legend.js';
 import { STATE } from './lib/state.js';
 import { compareSVG } from './svg/compare.js';
 
@@ -194,7 +195,7 @@ export class AttnCompare extends AttnElement {
 
   render(result) {
     const theme = this.theme;
-    const model = comparePanels(result, this.#sides(result), this.#view, theme, (r, l, hd) => selectedMatrix(this.lens, r, l, hd));
+    const model = comparePanels(result, this.#sides(result), this.#view, theme, (r, l, hd) => selectedMatrix(this.lens, r, l, hd), this.colorScale);
     // A shared picker means nothing once both sides name their own head (or layer).
     if (this.hasAttribute('head-a') && this.hasAttribute('head-b')) this.headLabel.hidden = true;
     if (this.hasAttribute('layer-a') && this.hasAttribute('layer-b')) this.layerLabel.hidden = true;
@@ -203,7 +204,7 @@ export class AttnCompare extends AttnElement {
     const count = model.panels.length;
     const across = count > 1 && width >= count * 170 ? count : 1;
     const room = (width - (across - 1) * 18) / across;
-    const key = `${this.#view}|${JSON.stringify(this.#sides(result))}|${Math.round(room)}`;
+    const key = `${this.#view}|${JSON.stringify(this.#sides(result))}|${Math.round(room)}|${this.colorScale}`;
     if (this.#drawn?.result !== result || this.#drawn.key !== key || this.#drawn.theme !== theme) {
       const drawn = model.panels.map((panel) => this.#drawPanel(panel, room, theme));
       drawn.result = result;
@@ -272,6 +273,11 @@ export class AttnCompare extends AttnElement {
     for (let x = 0; x < 120; x++) {
       ctx.fillStyle = panel.scale.css(x / 119);
       ctx.fillRect(x, 0, 1, 10);
+    }
+    if (panel.kind !== 'difference' && this.colorScale !== 'linear') {
+      const box = h('div', { class: 'legend', 'aria-hidden': 'true' });
+      drawScaleLegend(box, theme, this.colorScale, panel.top, panel.scale);
+      return box;
     }
     if (panel.kind !== 'difference') return h('div', { class: 'legend', 'aria-hidden': 'true' }, h('span', {}, '0'), ramp, h('span', {}, '1'));
     const max = this.#model.diff.max;
@@ -369,7 +375,7 @@ export class AttnCompare extends AttnElement {
   svg(result, theme) {
     const sides = this.#sides(result);
     const weights = { a: selectedMatrix(this.lens, result.a, sides.a.layer, sides.a.head), b: selectedMatrix(this.lens, result.b, sides.b.layer, sides.b.head) };
-    return compareSVG(result, theme, { view: this.#view, sides, weights });
+    return compareSVG(result, theme, { view: this.#view, sides, weights, 'color-scale': this.colorScale });
   }
 }
 

@@ -1,6 +1,6 @@
 // <attn-generate>: a causal language model writes token by token; the figure shows where each new
 // token looked. Importing this module registers it.
-import type { AttnErrorDetail } from './lib/base.js';
+import type { AttnErrorDetail, ColorScale } from './lib/base.js';
 import type { Candidate, GenerateResult, LanguageModel, LmRunResult } from '../model/language-model.js';
 
 /** What the figure shows now. */
@@ -55,6 +55,8 @@ export declare class AttnGenerate extends HTMLElement {
   layer: number;
   /** A head index or 'mean' (the mean over the layer's heads, the default). */
   head: number | 'mean';
+  /** The `color-scale` attribute: how weights map to the text's tints and the matrix (default 'linear'). */
+  colorScale: ColorScale;
   /** A model object to use instead of loading `model` (null: load `model`). */
   languageModel: LanguageModel | null;
   /** The step shown: −1 (the prompt only) … steps − 1. */

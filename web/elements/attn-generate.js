@@ -8,6 +8,7 @@
 import { announce, fmt, isActivation, quote, reducedMotion, strongest } from './lib/a11y.js';
 import { loadEngine } from './lib/base.js';
 import { css } from './lib/color.js';
+import { colorPositions } from './lib/color-scale.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { clip, downloadFigure, svgToPNG } from './lib/export.js';
 import { GenerationView, OPTIONS } from './lib/generation.js';
@@ -174,7 +175,7 @@ export class AttnGenerate extends HTMLElementBase {
       return;
     }
     if (key === 'prompt') this.input.value = this.prompt;
-    if (key === 'layer' || key === 'head') {
+    if (key === 'layer' || key === 'head' || key === 'colorScale') {
       if (this.#view) this.#checkView() && this.#draw();
       return;
     }
@@ -436,13 +437,15 @@ export class AttnGenerate extends HTMLElementBase {
   }
 
   #drawText(v, f, theme) {
+    // The tints: where the newest token looked, on the color-scale (row and max: to its largest weight).
+    const tint = f.looked && colorPositions(this.colorScale, f.looked, 1, f.looked.length);
     const spans = v.pieces.slice(0, f.shown).map((piece, j) => {
       const cls = j === 0 && piece === '<s>' ? 'bos' : j < v.promptLength ? 'prompt' : 'gen';
       const span = h('span', { class: `${cls}${j === f.newest ? ' new' : ''}`, 'data-index': j }, piece);
       if (f.looked && j < f.looked.length) {
         span.dataset.weight = String(f.looked[j]);
-        span.style.backgroundColor = theme.scale.css(f.looked[j]);
-        span.style.color = f.looked[j] > 0.5 ? css(theme.bg) : '';
+        span.style.backgroundColor = theme.scale.css(tint[j]);
+        span.style.color = tint[j] > 0.5 ? css(theme.bg) : '';
       }
       return span;
     });
@@ -493,11 +496,12 @@ export class AttnGenerate extends HTMLElementBase {
     const ctx = sizeCanvas(this.canvas, plot, plot, ratio);
     ctx.fillStyle = css(theme.bg);
     ctx.fillRect(0, 0, plot, plot);
-    const key = `${this.layer}/${this.head}/${theme.scale.css(1)}`;
+    const key = `${this.layer}/${this.head}/${theme.scale.css(1)}/${this.colorScale}`;
     if (this.cellsKey !== key || this.cellsView !== v) {
       const masked = new Uint8Array(n * n);
       for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) masked[i * n + j] = 1;
-      this.cells = { cells: cellsLayer(v.matrix(this.layer, this.head), n, theme.scale, masked), mask: maskLayer(masked, n) };
+      const matrix = v.matrix(this.layer, this.head);
+      this.cells = { cells: cellsLayer(colorPositions(this.colorScale, matrix, n, n, masked), n, theme.scale, masked), mask: maskLayer(masked, n) };
       this.cellsKey = key;
       this.cellsView = v;
     }
@@ -545,7 +549,8 @@ export class AttnGenerate extends HTMLElementBase {
   toSVG(options) {
     if (!this.#view) throw new Error(this.#error ?? 'the figure has nothing to export yet');
     const f = this.frame, v = this.#view;
-    return generateSVG({ ...f, labels: v.labels, matrix: v.matrix(this.layer, this.head), model: this.model, where: this.#where() },
+    return generateSVG({ ...f, labels: v.labels, matrix: v.matrix(this.layer, this.head), model: this.model, where: this.#where(),
+      colorScale: this.colorScale },
       readTheme(this), options);
   }
 

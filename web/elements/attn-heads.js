@@ -4,6 +4,7 @@
 import { AttnHeatmap } from './attn-heatmap.js';
 import { headPattern, isActivation, navigate } from './lib/a11y.js';
 import { AttnElement, loadEngine } from './lib/base.js';
+import { colorPositions } from './lib/color-scale.js';
 import { computeWeights, headMatrix, isAggregate, selectedMatrix } from './lib/compute.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { HEAD_AGGREGATES } from './lib/state.js';
@@ -85,14 +86,15 @@ export class AttnHeads extends AttnElement {
     const engine = this.lens ?? this.#engine;
     // The rollout costs 2·n³ per layer: drawn up front only when cheap, else once opened.
     const rolled = rollout && (eagerRollout(result) || this.layer === 'rollout') ? selectedMatrix(engine, result, 'rollout', 0) : null;
-    const key = `${size}|${rolled ? 1 : 0}`;
+    const colorScale = this.colorScale;
+    const key = `${size}|${rolled ? 1 : 0}|${colorScale}`;
     if (this.#thumbs?.result !== result || this.#thumbs.theme !== theme || this.#thumbs.key !== key) {
       const { masked, layer: mask } = this.#canvases.masks(result.masks, n, nK);
       const box = thumbBox(n, nK, size);
       const thumb = (layer, head, weights, name, text) => {
         const canvas = h('canvas', { 'aria-hidden': 'true' });
         const ctx = sizeCanvas(canvas, size, size);
-        if (weights) drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
+        if (weights) drawMatrix(ctx, { cells: this.#canvases.cells(colorPositions(colorScale, weights, n, nK, masked), n, theme.scale, masked, nK), mask, ...box, theme,
           ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
         const visible = typeof layer === 'string' ? 'Rollout' : typeof head === 'string' ? cap(head) : `H${head + 1}`;
         // The accessible name starts with the visible text (WCAG 2.5.3, label in name).
@@ -175,6 +177,7 @@ export class AttnHeads extends AttnElement {
       this.detail.data = { ...names, attention: matrix, keyMask: result.masks.keyMask ?? undefined };
     }
     this.detail.query = this.query;
+    this.detail.colorScale = this.colorScale;  // the opened head is coloured as its tile
   }
 
   #open(layer, head) {
@@ -226,7 +229,7 @@ export class AttnHeads extends AttnElement {
     const engine = this.lens ?? this.#engine;
     const aggregate = (layer, head) => ((layer === 'rollout' ? rollout && (eagerRollout(result) || this.layer === 'rollout') : named.includes(head)) && engine
       ? selectedMatrix(engine, result, layer, head) : null);
-    return headsSVG(result, theme, { layer: this.layer, head: this.head, aggregate }, options);
+    return headsSVG(result, theme, { layer: this.layer, head: this.head, aggregate, 'color-scale': this.colorScale }, options);
   }
 }
 

@@ -6,12 +6,14 @@
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
+import { colorPositions, largestWeight } from './lib/color-scale.js';
 import { isAggregate } from './lib/compute.js';
 import { MAX_PRECOMPUTED_TOKENS } from './lib/data.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { drawCrosshair } from './lib/crosshair.js';
 import { clip } from './lib/export.js';
 import { MatrixLayers, drawMatrix, hatch } from './lib/matrix-canvas.js';
+import { drawScaleLegend } from './lib/scale-legend.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { ZoomView, zoomGestures } from './lib/zoom.js';
 import { heatmapSVG } from './svg/heatmap.js';
@@ -34,6 +36,7 @@ const STYLE = `
 .legend { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 6px; color: var(--attn-muted); font-size: 11px; }
 .legend canvas { display: block; border: 1px solid var(--attn-line); }
 .legend .gap { width: 10px; }
+.legend .scale { display: contents; }
 .pinned { margin-top: 8px; }
 .pinned-title { margin-bottom: 2px; overflow-wrap: anywhere; }
 .pinned canvas { display: block; }
@@ -73,8 +76,10 @@ export class AttnHeatmap extends AttnElement {
     this.ramp = h('canvas', { width: 120, height: 10 });
     this.swatch = h('canvas', { width: 10, height: 10 });
     this.swatchLabel = h('span', {}, 'masked');
+    this.linearLegend = [h('span', {}, '0'), this.ramp, h('span', {}, '1')];
+    this.scaleLegend = h('span', { class: 'scale' }, ...this.linearLegend);
     this.legend = h('div', { class: 'legend', part: 'legend', 'aria-hidden': 'true' },
-      h('span', {}, '0'), this.ramp, h('span', {}, '1'), h('span', { class: 'gap' }), this.swatch, this.swatchLabel);
+      this.scaleLegend, h('span', { class: 'gap' }), this.swatch, this.swatchLabel);
     this.pinTitle = h('div', { class: 'pinned-title' });
     this.chart = h('canvas', { 'aria-hidden': 'true' });
     this.pinned = h('div', { class: 'pinned', part: 'pinned', hidden: true }, this.pinTitle, this.chart);
@@ -141,12 +146,16 @@ export class AttnHeatmap extends AttnElement {
   render(result) {
     const { n } = result, nK = result.nK ?? n;
     const theme = this.theme;
-    const key = `${this.layer}/${this.head}`;
+    const colorScale = this.colorScale;
+    const key = `${this.layer}/${this.head}/${colorScale}`;
     if (this.#layers?.result !== result || this.#layers.key !== key || this.#layers.theme !== theme) {
       const weights = this.weights;
       const { masked, layer } = this.#canvases.masks(result.masks, n, nK);
-      this.#layers = { result, key, theme, weights, masked,
-        cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask: layer };
+      // The cells are coloured by position on the scale; the readout keeps `weights`.
+      const shown = colorPositions(colorScale, weights, n, nK, masked, { into: this.#layers?.shown });
+      this.#layers = { result, key, theme, weights, masked, colorScale, shown: shown === weights ? null : shown,
+        top: colorScale === 'max' ? largestWeight(weights, masked) : 1,
+        cells: this.#canvases.cells(shown, n, theme.scale, masked, nK), mask: layer };
     }
     if (this.#viewKey !== `${n}×${nK}`) {  // new table size: start unzoomed
       this.#viewKey = `${n}×${nK}`;
@@ -342,6 +351,10 @@ export class AttnHeatmap extends AttnElement {
 
   #drawLegend(theme) {
     const masked = this.#layers.masked !== null;
+    const { colorScale, top } = this.#layers;
+    if (colorScale === 'linear') {
+      if (this.scaleLegend.firstChild !== this.linearLegend[0]) this.scaleLegend.replaceChildren(...this.linearLegend);
+    } else drawScaleLegend(this.scaleLegend, theme, colorScale, top);
     if (this.#legendKey !== theme) {  // the ramp and swatch change with the theme only
       this.#legendKey = theme;
       const ramp = this.ramp.getContext('2d');
@@ -539,7 +552,8 @@ export class AttnHeatmap extends AttnElement {
   // ——— export ———
 
   svg(result, theme, options) {
-    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, weights: this.weights }, options);
+    return heatmapSVG(result, theme, { layer: this.layer, head: this.head, query: this.query, weights: this.weights,
+      'color-scale': this.colorScale }, options);
   }
 }
 

@@ -257,9 +257,9 @@ export class AttnLines extends AttnElement {
     if (this.#key >= nK) this.#key = nK - 1;
     const theme = this.theme;
     const heads = headsToDraw(this.#headList, result, this.head, this.layer);
-    const cacheKey = `${this.layer}|${heads.join(',')}`;
+    const cacheKey = `${this.layer}|${heads.join(',')}|${this.colorScale}`;
     if (this.#layers?.result !== result || this.#layers.cacheKey !== cacheKey || this.#layers.theme !== theme)
-      this.#layers = { result, cacheKey, theme, list: headLayers(result, this.layer, heads, theme, (l, hd) => selectedMatrix(this.lens, result, l, hd)) };
+      this.#layers = { result, cacheKey, theme, list: headLayers(result, this.layer, heads, theme, (l, hd) => selectedMatrix(this.lens, result, l, hd), this.colorScale) };
     if (this.#headList !== null) this.headLabel.hidden = true;
     this.#checkOwnRanges(result, nK);
 
@@ -313,7 +313,7 @@ export class AttnLines extends AttnElement {
           swatch(color(head) ?? theme.line), headName(head)));
       }
     } else for (const { head, color: c } of list) entries.push(h('span', { class: 'entry' }, swatch(c), headName(head)));
-    entries.push(h('span', { class: 'hint' }, `line opacity = weight (${weightNote(this.layer, heads)}); under ${this.#threshold} not drawn`));
+    entries.push(h('span', { class: 'hint' }, `line opacity = ${this.colorScale === 'linear' ? 'weight' : `weight on the ${this.colorScale} scale`} (${weightNote(this.layer, heads)}); under ${this.#threshold} not drawn`));
     this.legend.replaceChildren(...entries);
   }
 
@@ -344,14 +344,14 @@ export class AttnLines extends AttnElement {
   #stroke(ctx, focus) {
     const l = this.#layout;
     let lines = 0, strokes = 0;
-    for (const { color, weights } of this.#layers.list) {
+    for (const { color, weights, positions } of this.#layers.list) {
       const paths = new Array(BUCKETS);
       eachLine(weights, l.nQ, l.nK, focus, this.#threshold, (i, j, w, b) => {
         const path = (paths[b] ??= new Path2D());
         path.moveTo(l.x0, rowY(l, i));
         path.lineTo(l.x1, rowY(l, j));
         lines++;
-      });
+      }, positions);
       ctx.strokeStyle = css(color);
       for (let b = 0; b < BUCKETS; b++) {
         if (!paths[b]) continue;
@@ -390,12 +390,12 @@ export class AttnLines extends AttnElement {
     const list = this.#layers.list;
     const x = focus.side === 'query' ? l.x1 + l.gap : 0;
     const stripe = l.label / list.length;
-    for (const [k, { color, weights }] of list.entries()) {
-      const values = focusWeights(weights, l.nQ, l.nK, focus);
+    for (const [k, { color, weights, positions }] of list.entries()) {
+      const values = focusWeights(weights, l.nQ, l.nK, focus), opacity = focusWeights(positions, l.nQ, l.nK, focus);
       ctx.fillStyle = css(color);
       for (let t = 0; t < values.length; t++) {
         if (!(values[t] > 0)) continue;
-        ctx.globalAlpha = Math.min(1, values[t]);
+        ctx.globalAlpha = Math.min(1, opacity[t]);
         ctx.fillRect(x + k * stripe, l.top + t * l.row, stripe, l.row);
       }
     }
@@ -570,7 +570,7 @@ export class AttnLines extends AttnElement {
     const heads = headsToDraw(this.#headList, result, this.head, this.layer);
     return linesSVG(result, theme, {
       layer: this.layer, heads, focus: this.focused, threshold: this.#threshold,
-      weights: heads.map((hd) => selectedMatrix(this.lens, result, this.layer, hd)),
+      weights: heads.map((hd) => selectedMatrix(this.lens, result, this.layer, hd)), 'color-scale': this.colorScale,
     }, options);
   }
 }

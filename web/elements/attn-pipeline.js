@@ -125,7 +125,7 @@ export class AttnPipeline extends AttnElement {
     const dense = n > NUMBERS_UP_TO;
     const figures = STEPS.map((step) => {
       const values = steps[step], cols = step === 'output' ? dV : n;
-      const colour = this.#colour(step, values);
+      const colour = this.#colour(step, values, cols);
       // The corner cell names nothing: a td, not an empty header (axe: empty-table-header).
       const head = h('thead', {}, h('tr', {}, h('td', {}),
         Array.from({ length: cols }, (_, j) => h('th', { scope: 'col', title: step === 'output' ? `dimension ${j + 1}` : tokens[j] },
@@ -138,7 +138,7 @@ export class AttnPipeline extends AttnElement {
           const td = h('td', {}, num(x));
           if (x === -Infinity || (MASKED_STEPS.has(step) && this.isMasked(i, j))) td.className = 'masked';
           else {
-            const bg = colour(x);
+            const bg = colour(x, i * cols + j);
             td.style.background = css(bg);
             td.style.color = textOn(bg);
           }
@@ -161,8 +161,8 @@ export class AttnPipeline extends AttnElement {
     return false;
   }
 
-  #colour(step, values) {
-    return stepColour(this.theme, step, values);
+  #colour(step, values, cols) {
+    return stepColour(this.theme, step, values, this.colorScale, cols);
   }
 
   #syncControls(r) {
@@ -216,7 +216,7 @@ export class AttnPipeline extends AttnElement {
   }
 
   svg(result, theme, options) {
-    return pipelineSVG(result, theme, { query: this.query, mask: this.mask }, options);
+    return pipelineSVG(result, theme, { query: this.query, mask: this.mask, 'color-scale': this.colorScale }, options);
   }
 }
 

@@ -1,5 +1,5 @@
 // attnlens figures: importing the module registers <attn-bars>, <attn-heatmap>, <attn-pipeline>,
-// <attn-heads>, <attn-lines> and <attn-compare>.
+// <attn-heads>, <attn-lines>, <attn-compare>, <attn-generate> and <attn-text>.
 export { AttnBars } from './attn-bars.js';
 export { AttnHeatmap } from './attn-heatmap.js';
 export type { HeatmapLayout, HeatmapView } from './attn-heatmap.js';
@@ -9,10 +9,12 @@ export { AttnLines } from './attn-lines.js';
 export { AttnCompare } from './attn-compare.js';
 export { AttnGenerate } from './attn-generate.js';
 export type { GenerateChangeDetail, GenerateFrame } from './attn-generate.js';
+export { AttnText } from './attn-text.js';
+export type { TextDirection } from './attn-text.js';
 export { AttnElement, loadEngine } from './lib/base.js';
 export type {
   AttnChangeDetail, AttnData, AttnErrorDetail, AttnResult, AttnState, AttentionData, HeadChoice, LayerChoice, Mask, ModelData,
-  Numbers, ProjectionData, Scale, Step, StandaloneOptions, VectorData,
+  ColorScale, Numbers, ProjectionData, Scale, Step, StandaloneOptions, VectorData,
 } from './lib/base.js';
 
 export declare class DataError extends Error {}

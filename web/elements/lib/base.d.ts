@@ -72,6 +72,12 @@ export type AttnData = VectorData | ProjectionData | AttentionData | ModelData;
 export type Step = 'scores' | 'scale' | 'mask' | 'softmax' | 'weights' | 'output';
 export type Mask = 'none' | 'causal' | 'padding' | 'causal padding';
 export type Scale = 'auto' | 'none' | number;
+/**
+ * How weights map to colours: 'linear' (0…1, the default), 'sqrt', 'log' (floor 0.001: weights
+ * at or below it are the lowest colour), 'row' (each row to its own largest weight) or 'max' (to
+ * the largest weight shown). Readouts always show the true weight.
+ */
+export type ColorScale = 'linear' | 'sqrt' | 'log' | 'row' | 'max';
 
 /** A layer index, or 'rollout' (attention rollout over every layer). */
 export type LayerChoice = number | 'rollout';
@@ -91,6 +97,8 @@ export interface AttnState {
   hide: ReadonlyArray<string | number>;
   /** Whether the weights left after hiding are renormalised (each row sums to 1 again). */
   renormalize: boolean;
+  /** The `color-scale` attribute (the property is `colorScale`). */
+  'color-scale': ColorScale;
 }
 
 /** What `hide` removed (on every figure's result). */
@@ -182,6 +190,8 @@ export declare class AttnElement extends HTMLElement {
   set hide(value: ReadonlyArray<string | number> | string | null);
   /** Renormalise each row over the tokens left after hiding (default false). */
   renormalize: boolean;
+  /** The `color-scale` attribute: how weights map to colours (default 'linear'). */
+  colorScale: ColorScale;
   /** All of the state at once. */
   readonly state: AttnState;
   /** Resolves once everything asked so far is drawn: true, or false in the error state. */

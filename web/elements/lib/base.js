@@ -233,7 +233,7 @@ export class AttnElement extends HTMLElementBase {
   // ——— state ———
 
   get state() {
-    return Object.fromEntries(Object.keys(STATE).map((k) => [k, this[k]]));
+    return Object.fromEntries(Object.keys(STATE).map((k) => [k, this.#get(k)]));
   }
 
   #default(name) {
@@ -538,10 +538,11 @@ export class AttnElement extends HTMLElementBase {
   /** The figure as SVG text. */
   svg() { return ''; }
 
-  // layer, head, query, step, scale, temperature, mask as properties (setting one reflects it).
+  // layer, head, query, step, scale, temperature, mask… as properties (setting one reflects it;
+  // color-scale is the property colorScale).
   static {
     for (const name of Object.keys(STATE)) {
-      Object.defineProperty(this.prototype, name, {
+      Object.defineProperty(this.prototype, STATE[name].property ?? name, {
         configurable: true, enumerable: true,
         get() { return this.#get(name); },
         set(value) {

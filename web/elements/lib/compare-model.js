@@ -2,6 +2,7 @@
 // matrices A and B picked from their results (layer and head per side), their difference when
 // both have the same tokens, and the panels of each view.
 import { quote } from './a11y.js';
+import { colorPositions, largestWeight } from './color-scale.js';
 import { headMatrix, maskMatrix } from './compute.js';
 import { DataError } from './data.js';
 import { difference, differenceScale, toUnit } from './difference.js';
@@ -26,8 +27,10 @@ const preview = (tokens) => `${tokens.length} tokens: ${tokens.slice(0, 6).map(q
  * Returns { a, b, diff: { values, max } | null, same, panels: [{ kind: 'a' | 'b' | 'difference',
  * title, values (what a cell stands for), unit (0…1 for the colour scale), scale, rows, cols,
  * queryTokens, keyTokens, masked }] }. The difference view with different tokens throws a DataError.
+ * `colorScale` (color-scale.js) places A's and B's weights on the ramp; with 'max' both panels
+ * share one top (the larger of the two), so equal colours mean equal weights.
  */
-export function comparePanels(result, sides, view, theme, matrix = headMatrix) {
+export function comparePanels(result, sides, view, theme, matrix = headMatrix, colorScale = 'linear') {
   const side = (key) => {
     const r = result[key], s = sides[key], shape = shapeOf(r);
     const values = matrix(r, s.layer, s.head, key);
@@ -35,6 +38,11 @@ export function comparePanels(result, sides, view, theme, matrix = headMatrix) {
       queryTokens: shape.queryTokens, keyTokens: shape.keyTokens, masked: maskMatrixOf(r, shape) };
   };
   const a = side('a'), b = side('b');
+  if (colorScale !== 'linear') {
+    const top = Math.max(largestWeight(a.values, a.masked), largestWeight(b.values, b.masked));
+    for (const p of [a, b]) p.unit = colorPositions(colorScale, p.values, p.rows, p.cols, p.masked, { top });
+    Object.assign(a, { top }); Object.assign(b, { top });
+  }
   const same = a.rows === b.rows && a.cols === b.cols && sameTokens(a.queryTokens, b.queryTokens) && sameTokens(a.keyTokens, b.keyTokens);
   if (!same && view !== 'side-by-side')
     throw new DataError(`A and B have different tokens (A: ${preview(a.queryTokens)}; B: ${preview(b.queryTokens)}): ` +

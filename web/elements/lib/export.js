@@ -42,19 +42,31 @@ export function hatchDef(id, theme) {
     tag('line', { x1: 0, y1: 0, x2: 0, y2: 6, stroke: hex(theme.maskLine), 'stroke-width': 2 }));
 }
 
-/** A horizontal colour legend 0 … 1 (and a “masked” swatch) at (x, y). */
-export function legendSVG(theme, x, y, { masked = false, hatchId = 'attn-hatch' } = {}) {
+/**
+ * A horizontal colour legend (and a “masked” swatch) at (x, y): 0 … 1, or with `ticks` (from
+ * color-scale.js legendTicks: [{ t, label }]) tick marks and labels below the ramp at each t.
+ */
+export function legendSVG(theme, x, y, { masked = false, hatchId = 'attn-hatch', ticks = null, id = 'attn-legend' } = {}) {
   const w = 120, h = 10;
   const font = { 'font-size': 11, fill: hex(theme.muted) };
-  return tag('g', { transform: `translate(${x} ${y})` },
-    tag('defs', {}, tag('linearGradient', { id: 'attn-legend' },
-      tag('stop', { offset: 0, 'stop-color': hex(theme.low) }),
-      tag('stop', { offset: 1, 'stop-color': hex(theme.high) }))),
-    text({ x: 0, y: h, ...font }, '0'),
-    tag('rect', { x: 12, y: 0, width: w, height: h, fill: 'url(#attn-legend)', stroke: hex(theme.line) }),
-    text({ x: w + 16, y: h, ...font }, '1'),
-    masked ? [tag('rect', { x: w + 34, y: 0, width: h, height: h, fill: `url(#${hatchId})`, stroke: hex(theme.line) }),
-      text({ x: w + 34 + h + 4, y: h, ...font }, 'masked')] : []);
+  const ramp = [tag('defs', {}, tag('linearGradient', { id },
+    tag('stop', { offset: 0, 'stop-color': hex(theme.low) }),
+    tag('stop', { offset: 1, 'stop-color': hex(theme.high) })))];
+  const swatch = (at) => (masked ? [tag('rect', { x: at, y: 0, width: h, height: h, fill: `url(#${hatchId})`, stroke: hex(theme.line) }),
+    text({ x: at + h + 4, y: h, ...font }, 'masked')] : []);
+  if (!ticks) {
+    return tag('g', { transform: `translate(${x} ${y})` }, ramp,
+      text({ x: 0, y: h, ...font }, '0'),
+      tag('rect', { x: 12, y: 0, width: w, height: h, fill: `url(#${id})`, stroke: hex(theme.line) }),
+      text({ x: w + 16, y: h, ...font }, '1'), swatch(w + 34));
+  }
+  const small = { 'font-size': 9, fill: hex(theme.muted) };
+  return tag('g', { transform: `translate(${x} ${y})` }, ramp,
+    tag('rect', { x: 0, y: 0, width: w, height: h, fill: `url(#${id})`, stroke: hex(theme.line) }),
+    ticks.map((t, k) => [
+      tag('rect', { x: t.t * w - 0.5, y: h, width: 1, height: 3, fill: hex(theme.muted), 'data-tick': t.t }),
+      text({ x: t.t * w, y: h + 12, 'text-anchor': k === 0 ? 'start' : k === ticks.length - 1 ? 'end' : 'middle', ...small }, t.label)]),
+    swatch(w + 24));
 }
 
 /** Checks an export's `width` option (undefined, or CSS pixels > 0) and returns it. */

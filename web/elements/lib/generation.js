@@ -2,6 +2,7 @@
 // (each checked, RangeError/TypeError naming it), and the view of one generation: the prompt's
 // run (its causal rows) followed by the generated steps (one attention row per step, produced
 // incrementally with the KV cache), as rows, matrices and labels.
+import { parseColorScale } from './color-scale.js';
 import { isBytePiece as isByte, pieceLabels } from './tokens.js';
 
 const integer = (name, value, { min = 0, max = 2 ** 32 - 1 } = {}) => {
@@ -40,6 +41,8 @@ export const OPTIONS = {
     if (v === 'mean' || (typeof v === 'string' && v.trim() === 'mean')) return 'mean';
     return integer('head', v, { max: 1e6 });
   } },
+  // How weights map to colours (color-scale.js): the text's tints and the matrix; a redraw only.
+  colorScale: { attribute: 'color-scale', default: 'linear', parse: parseColorScale },
 };
 
 /** The text each token adds: a character split into byte pieces shows on its last byte. */

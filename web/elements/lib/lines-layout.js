@@ -2,6 +2,7 @@
 // draw and their colours, which lines are drawn (weight ≥ threshold) and how (opacity and width
 // from the weight, in buckets so the canvas strokes each bucket once), and the spoken summary.
 import { fmt, quote, strongest } from './a11y.js';
+import { colorPositions } from './color-scale.js';
 import { headMatrix } from './compute.js';
 import { rowSumNote } from './selection.js';
 import { shapeOf } from './filter.js';
@@ -103,26 +104,32 @@ export const lineWidth = (alpha, row) => Math.min(Math.max(row * 0.8, 0.75), 0.7
  * (layer, head) gives a matrix; the default takes one head's weights (aggregates, 'mean', 'max'
  * and 'rollout', come from the engine: the element passes compute.js selectedMatrix).
  */
-export function headLayers(result, layer, heads, theme, matrix = (l, h) => headMatrix(result, l, h)) {
-  return heads.map((head) => ({ head, color: headColor(theme, head), weights: matrix(layer, head) }));
+export function headLayers(result, layer, heads, theme, matrix = (l, h) => headMatrix(result, l, h), colorScale = 'linear') {
+  const { nQ, nK } = shapeOf(result);
+  return heads.map((head) => {
+    const weights = matrix(layer, head);
+    // How opaque each line is: its weight's place on the color-scale (color-scale.js).
+    return { head, color: headColor(theme, head), weights, positions: colorPositions(colorScale, weights, nQ, nK) };
+  });
 }
 
 /**
  * Calls `line(i, j, w, bucket)` for every drawn line: all pairs (focus null), the focused
  * query's row (focus.side 'query') or the focused key's column ('key'); weight ≥ threshold.
  */
-export function eachLine(weights, nQ, nK, focus, threshold, line) {
+export function eachLine(weights, nQ, nK, focus, threshold, line, positions = weights) {
   const min = Math.max(threshold, Number.MIN_VALUE);
+  // The threshold is on the weight; the opacity bucket on its color-scale position.
   if (focus?.side === 'query') {
     const i = focus.index, row = i * nK;
-    for (let j = 0; j < nK; j++) { const w = weights[row + j]; if (w >= min) line(i, j, w, bucketOf(w)); }
+    for (let j = 0; j < nK; j++) { const w = weights[row + j]; if (w >= min) line(i, j, w, bucketOf(positions[row + j])); }
   } else if (focus?.side === 'key') {
     const j = focus.index;
-    for (let i = 0; i < nQ; i++) { const w = weights[i * nK + j]; if (w >= min) line(i, j, w, bucketOf(w)); }
+    for (let i = 0; i < nQ; i++) { const w = weights[i * nK + j]; if (w >= min) line(i, j, w, bucketOf(positions[i * nK + j])); }
   } else {
     for (let i = 0; i < nQ; i++) {
       const row = i * nK;
-      for (let j = 0; j < nK; j++) { const w = weights[row + j]; if (w >= min) line(i, j, w, bucketOf(w)); }
+      for (let j = 0; j < nK; j++) { const w = weights[row + j]; if (w >= min) line(i, j, w, bucketOf(positions[row + j])); }
     }
   }
 }

@@ -1,7 +1,8 @@
-// The figures' state: layer, head, query, step, scale, temperature, mask, hide, renormalize.
-// Each has a parser (attribute text or property value → value, RangeError when invalid) and says
-// whether a change means computing again (otherwise only the view is redrawn). `format`
-// (optional) turns a value back into attribute text (null: remove the attribute).
+// The figures' state: layer, head, query, step, scale, temperature, mask, hide, renormalize,
+// color-scale. Each has a parser (attribute text or property value → value, RangeError when
+// invalid) and says whether a change means computing again (otherwise only the view is redrawn).
+// `format` (optional) turns a value back into attribute text (null: remove the attribute).
+import { parseColorScale } from './color-scale.js';
 import { formatHide, parseHide } from './filter.js';
 
 export const STEPS = ['scores', 'scale', 'mask', 'softmax', 'weights', 'output'];
@@ -88,3 +89,6 @@ STATE.renormalize = {
 
 export const DEFAULTS = { layer: 0, head: 0, query: 0, step: 'weights', scale: 'auto', temperature: 1, mask: null };
 Object.assign(DEFAULTS, { hide: Object.freeze([]), renormalize: false });
+// How weights map to colours (color-scale.js); a view change only. The property is `colorScale`.
+STATE['color-scale'] = { parse: parseColorScale, property: 'colorScale' };
+DEFAULTS['color-scale'] = 'linear';

@@ -2,6 +2,7 @@
 // a table of cells (a <rect> per cell with data-value up to 64 tokens, an embedded PNG beyond),
 // token labels as text, and the legends: 0 … 1 for weights, −max … 0 … +max for the difference.
 import { hex } from '../lib/color.js';
+import { legendTicks } from '../lib/color-scale.js';
 import { comparePanels } from '../lib/compare-model.js';
 import { signed } from '../lib/difference.js';
 import { clip, hatchDef, svgDocument, tag, text } from '../lib/export.js';
@@ -13,8 +14,8 @@ const GAP = 24, TITLE = 18;
  * state = { view, sides: { a: { layer, head, label }, b: { … } }, weights (optional: { a, b }, the
  * matrices shown; needed for aggregates) }.
  */
-export function compareSVG(result, theme, { view, sides, weights }) {
-  const { panels, diff } = comparePanels(result, sides, view, theme, weights && ((r, l, h, side) => weights[side]));
+export function compareSVG(result, theme, { view, sides, weights, 'color-scale': colorScale = 'linear' }) {
+  const { panels, diff } = comparePanels(result, sides, view, theme, weights && ((r, l, h, side) => weights[side]), colorScale);
   const longest = Math.max(...panels.map((p) => Math.max(p.rows, p.cols)));
   const labels = longest <= 64;
   const cell = labels ? Math.max(6, Math.min(24, Math.floor(360 / longest))) : 360 / longest;
@@ -49,7 +50,7 @@ export function compareSVG(result, theme, { view, sides, weights }) {
       }));
     }
     parts.push(tag('rect', { x: x + gutter, y: top, width: w, height: hgt, fill: 'none', stroke: hex(theme.line) }));
-    parts.push(legend(theme, p, diff, x + gutter, top + hgt + 12));
+    parts.push(legend(theme, p, diff, x + gutter, top + hgt + 12, colorScale));
     x += gutter + w + GAP;
     height = Math.max(height, top + hgt + 40);
   });
@@ -59,9 +60,18 @@ export function compareSVG(result, theme, { view, sides, weights }) {
 }
 
 // One legend under a panel: a gradient and its end values.
-function legend(theme, panel, diff, x, y) {
+function legend(theme, panel, diff, x, y, colorScale) {
   const id = `attn-legend-${panel.kind}`, w = 120, hgt = 10;
   const font = { 'font-size': 11, fill: hex(theme.muted) };
+  if (panel.kind !== 'difference' && colorScale !== 'linear') {  // ticks at the weights (color-scale.js)
+    const ticks = legendTicks(colorScale, panel.top);
+    return tag('g', {},
+      tag('defs', {}, tag('linearGradient', { id }, [0, 1].map((s) => tag('stop', { offset: s, 'stop-color': hex(panel.scale.rgb(s)) })))),
+      tag('rect', { x: x + 38, y, width: w, height: hgt, fill: `url(#${id})`, stroke: hex(theme.line) }),
+      ticks.map((t, k) => [tag('rect', { x: x + 38 + t.t * w - 0.5, y: y + hgt, width: 1, height: 3, fill: hex(theme.muted), 'data-tick': t.t }),
+        text({ x: x + 38 + t.t * w, y: y + hgt + 12, 'font-size': 9, fill: hex(theme.muted),
+          'text-anchor': k === 0 ? 'start' : k === ticks.length - 1 ? 'end' : 'middle' }, t.label)]));
+  }
   const stops = panel.kind === 'difference' ? [0, 0.5, 1] : [0, 1];
   const ends = panel.kind === 'difference' ? [signed(-diff.max), signed(diff.max)] : ['0', '1'];
   return tag('g', {},

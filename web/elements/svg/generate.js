@@ -2,6 +2,7 @@
 // the weight the newest token gave it), where the newest token looked most, the next-token
 // candidates, and the causal heatmap of the rows written so far (a PNG built without a canvas).
 import { fmt, quote, strongest } from '../lib/a11y.js';
+import { colorPositions } from '../lib/color-scale.js';
 import { hex } from '../lib/color.js';
 import { clip, hatchDef, svgDocument, tag, text } from '../lib/export.js';
 import { tokenLabel } from '../lib/tokens.js';
@@ -46,12 +47,13 @@ export function generateSVG(frame, theme, { width } = {}) {
     newest >= 0 ? `${frame.model} writes ${quote(clip(labels[newest], 30))} (token ${frame.current + 1} of ${frame.steps}), ${frame.where}`
       : `${frame.model}: the prompt, before writing`)];
   const { boxes, lines } = flow(labels, shown);
-  const top = 30;
+  const top = 30, colorScale = frame.colorScale ?? 'linear';
+  const tint = looked && colorPositions(colorScale, looked, 1, looked.length);  // as the element's text
   boxes.forEach(({ x, line, w }, j) => {
     const y = top + line * LINE, weight = looked && j < looked.length ? looked[j] : null;
-    if (weight !== null) parts.push(tag('rect', { x, y, width: w, height: LINE - 3, rx: 3, fill: theme.scale.css(weight), 'data-weight': weight }));
+    if (weight !== null) parts.push(tag('rect', { x, y, width: w, height: LINE - 3, rx: 3, fill: theme.scale.css(tint[j]), 'data-weight': weight }));
     if (j === newest) parts.push(tag('rect', { x: x - 1, y: y - 1, width: w + 2, height: LINE - 1, rx: 3, fill: 'none', stroke: hex(theme.accent), 'stroke-width': 2 }));
-    parts.push(text({ x: x + 2, y: y + 13, 'font-size': FONT, fill: hex(weight !== null && weight > 0.5 ? theme.bg : j < frame.promptLength ? theme.muted : theme.fg) }, labels[j]));
+    parts.push(text({ x: x + 2, y: y + 13, 'font-size': FONT, fill: hex(weight !== null && tint[j] > 0.5 ? theme.bg : j < frame.promptLength ? theme.muted : theme.fg) }, labels[j]));
   });
   let y = top + lines * LINE + 8;
   if (looked) {
@@ -68,11 +70,19 @@ export function generateSVG(frame, theme, { width } = {}) {
     for (let i = 0; i < filled; i++) for (let j = i + 1; j < n; j++) masked[i * n + j] = 1;
     parts.push(tag('defs', {}, hatchDef('attn-hatch', theme)));
     if (filled > 0)
-      parts.push(matrixImageSVG({ weights: frame.matrix.subarray(0, filled * n), rows: filled, cols: n, masked,
+      parts.push(matrixImageSVG({ weights: matrixPositions(frame.matrix, n, colorScale).subarray(0, filled * n), rows: filled, cols: n, masked,
         scale: theme.scale, x: 8, y, width: size, height: (size * filled) / n, target: size }));
     parts.push(tag('rect', { x: 8, y, width: size, height: size, fill: 'none', stroke: hex(theme.line) }));
     y += size + 8;
   }
   return svgDocument({ width: WIDTH, height: y, theme, body: parts.join(''), displayWidth: width,
     title: `${frame.model} generating text: where each new token looked (${frame.where})` });
+}
+
+// The n×n matrix on the color-scale, over every row with the causal mask (as the element draws it).
+function matrixPositions(matrix, n, colorScale) {
+  if (colorScale === 'linear') return matrix;
+  const causal = new Uint8Array(n * n);
+  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) causal[i * n + j] = 1;
+  return colorPositions(colorScale, matrix, n, n, causal);
 }

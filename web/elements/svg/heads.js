@@ -1,6 +1,7 @@
 // <attn-heads> as a standalone SVG document: one thumbnail per layer and head (embedded PNGs,
 // see matrix-image.js), the chosen one outlined. No DOM.
 import { css, hex } from '../lib/color.js';
+import { colorPositions } from '../lib/color-scale.js';
 import { headMatrix, maskMatrix } from '../lib/compute.js';
 import { hatchDef, svgDocument, tag, text } from '../lib/export.js';
 import { matrixImageSVG } from './matrix-image.js';
@@ -15,7 +16,7 @@ export const eagerRollout = (result) => 2 * result.n ** 3 * (result.layers - 1) 
  * of head 'mean' / 'max' of a layer or of layer 'rollout', or null (no such tile): the element
  * gives the engine's; without it only the heads are drawn.
  */
-export function headsSVG(result, theme, { layer = 0, head = 0, aggregate = () => null } = {}, { width: displayWidth } = {}) {
+export function headsSVG(result, theme, { layer = 0, head = 0, aggregate = () => null, 'color-scale': colorScale = 'linear' } = {}, { width: displayWidth } = {}) {
   const { n, layers, heads } = result, nK = result.nK ?? n;
   const size = 72, gap = 10, left = 64, top = 10;
   const masked = maskMatrix(result.masks, n, nK);
@@ -24,7 +25,7 @@ export function headsSVG(result, theme, { layer = 0, head = 0, aggregate = () =>
   const parts = [];
   let columns = heads;
   const tile = (x, y, weights, chosen, label, id) => parts.push(matrixImageSVG({
-    weights, rows: n, cols: nK, masked, scale: theme.scale,
+    weights: colorPositions(colorScale, weights, n, nK, masked), rows: n, cols: nK, masked, scale: theme.scale,
     x: x + (size - w) / 2, y: y + (size - hgt) / 2, width: w, height: hgt, target: size * 2, maxPixels: size * 2, id,
   }),
   tag('rect', { x: x - 1, y: y - 1, width: size + 2, height: size + 2, fill: 'none', stroke: css(chosen ? theme.accent : theme.line), 'stroke-width': chosen ? 2 : 1 }),

@@ -3,6 +3,7 @@
 // with its weight in data-weight; beyond, the cells are one embedded PNG (see matrix-image.js).
 import { quote } from '../lib/a11y.js';
 import { hex } from '../lib/color.js';
+import { colorPositions, largestWeight, legendTicks } from '../lib/color-scale.js';
 import { headMatrix, isAggregate, maskMatrix } from '../lib/compute.js';
 import { clip, hatchDef, legendSVG, svgDocument, tag, text } from '../lib/export.js';
 import { rowSumNote, selectionLabel } from '../lib/selection.js';
@@ -13,10 +14,11 @@ import { matrixImageSVG } from './matrix-image.js';
  * (the nQ×nK matrix shown; needed for aggregates, which the engine computes) }. Cross-attention
  * results (nK ≠ nQ, keyTokens) give a non-square table.
  */
-export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1, weights: shown } = {}, { width: displayWidth } = {}) {
+export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1, weights: shown, 'color-scale': colorScale = 'linear' } = {}, { width: displayWidth } = {}) {
   const { n, tokens } = result, nK = result.nK ?? n, keys = result.keyTokens ?? tokens;
   const weights = shown ?? headMatrix(result, layer, head);
   const masked = maskMatrix(result.masks, n, nK);
+  const position = colorPositions(colorScale, weights, n, nK, masked);  // fills; data-weight keeps the weight
   const most = Math.max(n, nK);
   const labels = most <= 256;
   const cell = labels ? Math.max(4, Math.min(28, Math.floor(560 / most))) : 560 / most;
@@ -39,20 +41,21 @@ export function heatmapSVG(result, theme, { layer = 0, head = 0, query = -1, wei
         const m = masked?.[i * nK + j];
         parts.push(tag('rect', {
           x: gutter + j * cell, y: gutter + i * cell, width: cell, height: cell,
-          fill: m ? 'url(#attn-hatch)' : theme.scale.css(weights[i * nK + j]),
+          fill: m ? 'url(#attn-hatch)' : theme.scale.css(position[i * nK + j]),
           'data-weight': m ? 'masked' : weights[i * nK + j],
         }));
       }
   } else {
     parts.push(matrixImageSVG({
-      weights, rows: n, cols: nK, masked, scale: theme.scale,
+      weights: position, rows: n, cols: nK, masked, scale: theme.scale,
       x: gutter, y: gutter, width: plot, height: tall, target: Math.ceil(Math.max(plot, tall) * 2),
     }));
   }
   parts.push(tag('rect', { x: gutter, y: gutter, width: plot, height: tall, fill: 'none', stroke: hex(theme.line) }));
   let y = gutter + tall + 14;
-  parts.push(legendSVG(theme, gutter, y, { masked: masked !== null }));
-  y += 24;
+  const ticks = colorScale === 'linear' ? null : legendTicks(colorScale, colorScale === 'max' ? largestWeight(weights, masked) : 1);
+  parts.push(legendSVG(theme, gutter, y, { masked: masked !== null, ticks }));
+  y += ticks ? 34 : 24;
   if (isAggregate(layer, head)) {
     parts.push(text({ x: gutter, y: y + 2, 'font-size': 11, fill: hex(theme.muted), 'data-aggregate': layer === 'rollout' ? 'rollout' : head },
       `${selectionLabel(result, layer, head)}: ${rowSumNote(layer, head)}`));

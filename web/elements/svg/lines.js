@@ -26,7 +26,8 @@ export function linesSVG(result, theme, given, { width } = {}) {
   const { nQ, nK, queryTokens, keyTokens } = shapeOf(result);
   const longest = Math.max(...queryTokens.map((t) => Math.min(t.length, CHARS)), ...keyTokens.map((t) => Math.min(t.length, CHARS)));
   const layout = linesLayout({ nQ, nK, width: width === undefined ? WIDTH : width - 8, labelWidth: longest * 6.6 });
-  const layers = headLayers(result, state.layer, state.heads, theme, state.weights && ((l, h) => state.weights[state.heads.indexOf(h)]));
+  const layers = headLayers(result, state.layer, state.heads, theme, state.weights && ((l, h) => state.weights[state.heads.indexOf(h)]),
+    state['color-scale'] ?? 'linear');
   const { focus, threshold } = state;
   const legendH = 22, top = legendH;
   const y = (i) => top + rowY(layout, i);
@@ -45,13 +46,13 @@ export function linesSVG(result, theme, given, { width } = {}) {
     const other = focus.side === 'query' ? 'key' : 'query';
     const x = other === 'key' ? layout.x1 + layout.gap : 0;
     const stripe = layout.label / layers.length;
-    for (const [k, { head, color, weights }] of layers.entries()) {
-      const values = focusWeights(weights, nQ, nK, focus);
+    for (const [k, { head, color, weights, positions }] of layers.entries()) {
+      const values = focusWeights(weights, nQ, nK, focus), opacity = focusWeights(positions, nQ, nK, focus);
       values.forEach((w, t) => {
         if (w <= 0) return;
         parts.push(tag('rect', {
           x: x + k * stripe, y: y(t) - layout.row / 2, width: stripe, height: layout.row,
-          fill: hex(color), 'fill-opacity': w, 'data-box-head': head, [`data-box-${other}`]: t, 'data-weight': String(w),
+          fill: hex(color), 'fill-opacity': opacity[t], 'data-box-head': head, [`data-box-${other}`]: t, 'data-weight': String(w),
         }));
       });
     }
@@ -60,7 +61,7 @@ export function linesSVG(result, theme, given, { width } = {}) {
   // The lines.
   let count = 0;
   for (const { weights } of layers) eachLine(weights, nQ, nK, focus, threshold, () => { count++; });
-  for (const { head, color, weights } of layers) {
+  for (const { head, color, weights, positions } of layers) {
     const stroke = hex(color);
     if (count <= PER_LINE) {
       eachLine(weights, nQ, nK, focus, threshold, (i, j, w, b) => {
@@ -69,10 +70,10 @@ export function linesSVG(result, theme, given, { width } = {}) {
           d: `M${layout.x0} ${round(y(i))}L${layout.x1} ${round(y(j))}`, stroke, 'stroke-opacity': alpha,
           'stroke-width': round(lineWidth(alpha, layout.row)), 'data-head': head, 'data-query': i, 'data-key': j, 'data-weight': String(w),
         }));
-      });
+      }, positions);
     } else {
       const paths = Array.from({ length: BUCKETS }, () => []);
-      eachLine(weights, nQ, nK, focus, threshold, (i, j, w, b) => paths[b].push(`M${layout.x0} ${round(y(i))}L${layout.x1} ${round(y(j))}`));
+      eachLine(weights, nQ, nK, focus, threshold, (i, j, w, b) => paths[b].push(`M${layout.x0} ${round(y(i))}L${layout.x1} ${round(y(j))}`), positions);
       paths.forEach((d, b) => {
         if (d.length === 0) return;
         const alpha = bucketAlpha(b);
