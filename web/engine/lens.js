@@ -255,7 +255,7 @@ export class Lens {
   /**
    * Loads a real pretrained model, run by this engine's kernels in a module of its own (imported
    * on first use): Universal Sentence Encoder lite (see web/model/index.d.ts) or a causal
-   * language model such as 'stories260K' (see web/model/llama.d.ts).
+   * language model such as 'stories260K' (see web/model/language-model.d.ts).
    */
   loadModel(source, options) {
     // The language models run in the model module of this engine's build (relaxed or SIMD128).
