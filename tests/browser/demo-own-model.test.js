@@ -207,10 +207,11 @@ describe('demo: your own model, in headless Chromium', () => {
     await page.emulateMedia({ colorScheme: 'dark' });
     // A drop of files as a script can make one (no directory entries): the dropped files.
     const { readFileSync } = await import('node:fs');
-    const payload = HF_FILES.map((n) => ({ name: n, bytes: [...readFileSync(path.join(bertDir, n))] }));
+    const payload = HF_FILES.map((n) => ({ name: n, base64: readFileSync(path.join(bertDir, n)).toString('base64') }));
     await page.evaluate((payload) => {
       const transfer = new DataTransfer();
-      for (const { name, bytes } of payload) transfer.items.add(new File([new Uint8Array(bytes)], name));
+      for (const { name, base64 } of payload)
+        transfer.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], name));
       document.getElementById('own-drop').dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
     }, payload);
     const { error } = await opened(page);
