@@ -217,6 +217,16 @@ describe('demo: your own model, in headless Chromium', () => {
     const { error } = await opened(page);
     assert.equal(error, null);
     await page.evaluate(() => document.getElementById('own-heads').updateComplete);
+    // Keyboard: the two file inputs, then the text box, are reached with Tab; each has a label.
+    await page.focus('#own-folder');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'own-files');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'own-text');
+    for (const label of ['Choose a model folder', 'or choose its files', 'Text for your model'])
+      assert.equal(await page.getByLabel(label).count(), 1, label);
+    assert.equal(await page.getAttribute('#own-progress', 'aria-label'), 'Reading your model');
+    assert.equal(await page.getAttribute('#own-status', 'role'), 'status');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.equal(overflow, 0);
     const rights = await page.evaluate(() => ['own-drop', 'own-heads', 'own-heatmap', 'own-lines', 'own-fill-bars']
