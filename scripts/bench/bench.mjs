@@ -2,7 +2,9 @@
 // One Node process, one run: attnlens on every build (relaxed SIMD output-only and with weights,
 // SIMD128, scalar), onnxruntime-web (WASM EP, one thread, three graphs), TF.js wasm and plain JavaScript on
 // d = 64, float32, inputs uniform in [-1, 1). Every peer is checked against attnlens before it is
-// timed. Prints a Markdown table, the targets, and one JSON line per measurement.
+// timed. Prints a Markdown table, the targets, and one JSON line per measurement; `--json FILE`
+// also writes every section (this one and the threads section) to FILE, with the command and the
+// machine, for scripts/bench/report.mjs.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -12,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { init } from '../../web/attnlens.js';
 import * as core from './core.js';
 import { buildModels } from './onnx-models.js';
+import { commandLine, jsonArg, writeSections } from './record.js';
 import { ortPeers, ourPeers, plainJsPeer, tfjsPeer } from './peers.js';
 
 /** The contestants named in `wanted`, loaded from node_modules. */
@@ -50,7 +53,10 @@ export function environment() {
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 
 async function main() {
-  const options = core.parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const { json, rest } = jsonArg(argv);
+  const command = commandLine('scripts/bench/bench.mjs', argv);
+  const options = core.parseArgs(rest);
   if (options.help) {
     console.log(options.help);
     return;
@@ -61,7 +67,7 @@ async function main() {
   // users without the flag get.
   if (!process.execArgv.includes(RELAXED_FLAG) && !process.env.ATTNLENS_BENCH_NO_RELAXED) {
     const child = spawnSync(process.execPath, [...process.execArgv, RELAXED_FLAG,
-      fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+      fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, ATTNLENS_BENCH_COMMAND: command } });
     process.exitCode = child.status ?? 1;
     return;
   }
@@ -82,6 +88,7 @@ async function main() {
   console.log(core.formatTargets(core.judgeTargets(records)));
   console.log(`\nwasm heap size at the end: ${(lens.memory().heapSize / 2 ** 20).toFixed(0)} MiB\n`);
   console.log(core.jsonLines(records, { ceiling, env, runtime: 'node' }));
+  if (json) writeSections(json, [{ section: 'attention', runtime: 'node', env, cpuTime: !!options.cpuTime, ceiling, records }], { command, fresh: true });
   if (options.peers.includes('native')) {
     if (existsSync(NATIVE)) {
       log('native build of the same kernels (a separate process, after the above)');
@@ -96,7 +103,8 @@ async function main() {
   if (!process.env.ATTNLENS_BENCH_NO_THREADS) {
     log('threads: ours threaded vs one thread vs onnxruntime-web with as many threads (a separate process)');
     const threads = spawnSync(process.execPath, [...process.execArgv, THREADS_SCRIPT, ...process.argv.slice(2)
-      .filter((a, i, all) => a !== '--cpu-time' && !(a === '--peers' || all[i - 1] === '--peers'))], { stdio: 'inherit' });
+      .filter((a, i, all) => a !== '--cpu-time' && !(a === '--peers' || all[i - 1] === '--peers'))],
+    { stdio: 'inherit', env: { ...process.env, ATTNLENS_BENCH_COMMAND: command, ATTNLENS_BENCH_APPEND: '1' } });
     if (threads.status !== 0) process.exitCode = threads.status ?? 1;
   }
 }

@@ -2,13 +2,16 @@
 // The benchmark of bench.mjs in headless Chromium (playwright-core, /usr/bin/chromium), plus the
 // frame test: does recomputing n = 512, h = 8 with weights and redrawing an n × n heatmap
 // (putImageData) fit in a 16 ms frame? Files are served from 127.0.0.1 by scripts/serve.mjs; the
-// ONNX graphs are built here with onnx-proto and handed to the page.
+// ONNX graphs are built here with onnx-proto and handed to the page. `--json FILE` writes every
+// section (attention, the raw frame, the heatmap at long inputs and its frames, threads) to FILE,
+// with the command and the machine, for scripts/bench/report.mjs.
 import os from 'node:os';
 
 import { withBenchPage } from './bench-page.mjs';
 import * as core from './core.js';
 import { formatHeatmapFrames, heatmapFrames, measureHeatmapFrames } from './heatmap-frame.mjs';
 import { buildModels } from './onnx-models.js';
+import { commandLine, jsonArg, writeSections } from './record.js';
 import { runThreadsInBrowser } from './threads-browser.mjs';
 
 export async function runInBrowser(options, { log = () => {} } = {}) {
@@ -46,8 +49,23 @@ export function formatHeatmapLong(r) {
     `pan step ${r.panStepMs} ms, hover at 16× ${r.hoverZoomedMs} ms`;
 }
 
+/** runInBrowser's result as the sections of a `--json` file (record.js, report.mjs). */
+export function browserSections(r, env) {
+  const base = { runtime: 'chromium', env, browser: r.browser };
+  return [
+    { section: 'attention', ...base, ceiling: r.ceiling, records: r.records },
+    { section: 'frame', ...base, ...r.frame },
+    ...(r.heatmapLong ? [{ section: 'heatmap-long', ...base, ...r.heatmapLong }] : []),
+    { section: 'heatmap-frames', ...base, page: 'fresh', ...r.heatmapFrames },
+    { section: 'heatmap-frames', ...base, page: 'fresh-isolated', ...r.heatmapFramesIsolated },
+    { section: 'heatmap-frames', ...base, page: 'after-benchmarks', ...r.heatmapFramesAfter },
+  ];
+}
+
 async function main() {
-  const options = core.parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const { json, rest } = jsonArg(argv);
+  const options = core.parseArgs(rest);
   if (options.help) {
     console.log(options.help);
     return;
@@ -80,7 +98,10 @@ async function main() {
   console.log(formatHeatmapFrames({ ...framesAfter, browser },
     { where: 'the benchmarks\' page, after everything above ran in it', judge: false, json: 'after-benchmarks' }));
   // Threads: a cross-origin-isolated page of its own (threads-browser.mjs); ATTNLENS_BENCH_NO_THREADS=1 skips it.
-  if (!process.env.ATTNLENS_BENCH_NO_THREADS) console.log(`\n${await runThreadsInBrowser(process.argv.slice(2), { log })}`);
+  const sections = browserSections({ records, ceiling, frame, browser, heatmapLong: long, heatmapFrames: frames,
+    heatmapFramesAfter: framesAfter, heatmapFramesIsolated: framesIsolated }, env);
+  if (!process.env.ATTNLENS_BENCH_NO_THREADS) console.log(`\n${await runThreadsInBrowser(argv, { log, sections })}`);
+  if (json) writeSections(json, sections, { command: commandLine('scripts/bench/browser.mjs', argv), fresh: true });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,8 +1,10 @@
 // The heatmap frame benchmark: a real <attn-heatmap> (n = 512, h = 8, d = 64, from Q, K, V) in
 // headless Chromium, redrawn after temperature, scale and mask changes; median and best of N
 // redraws, each timed from the change to `updateComplete`, with the compute/render split. Part
-// of `npm run bench:browser`; alone: `node scripts/bench/heatmap-frame.mjs [--redraws 20]`.
+// of `npm run bench:browser`; alone: `node scripts/bench/heatmap-frame.mjs [--redraws 20]
+// [--isolated] [--json FILE]`.
 import { withBenchPage } from './bench-page.mjs';
+import { commandLine, jsonArg, writeSections } from './record.js';
 import { ISOLATION_HEADERS } from '../serve.mjs';
 
 /** Runs the page side (heatmap-page.js) in a fresh headless Chromium; returns its measurements. */
@@ -64,8 +66,14 @@ function parse(argv) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const log = (s) => console.error(`[page] ${s}`);
-  const { isolated = false, ...options } = parse(process.argv.slice(2));
+  const { json, rest } = jsonArg(process.argv.slice(2));
+  const { isolated = false, ...options } = parse(rest);
   measureHeatmapFrames(options, { log, isolated })
-    .then((r) => console.log(formatHeatmapFrames(r)))
+    .then((r) => {
+      console.log(formatHeatmapFrames(r));
+      if (json)
+        writeSections(json, [{ section: 'heatmap-frames', runtime: 'chromium', browser: r.browser, page: isolated ? 'fresh-isolated' : 'fresh', ...r }],
+          { command: commandLine('scripts/bench/heatmap-frame.mjs', process.argv.slice(2)), fresh: true });
+    })
     .catch((e) => { console.error(e); process.exitCode = 1; });
 }

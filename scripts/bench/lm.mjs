@@ -1,4 +1,4 @@
-// node [--experimental-wasm-relaxed-simd] scripts/bench/lm.mjs [--browser] [--cpu-time] [--runs 5] [--steps 256]
+// node [--experimental-wasm-relaxed-simd] scripts/bench/lm.mjs [--browser] [--cpu-time] [--runs 5] [--steps 256] [--json FILE]
 // Generation speed (tokens/s) and ms per run() at 16/128/512 tokens for stories260K, in Node and,
 // with --browser, in headless Chromium (playwright-core, /usr/bin/chromium; files served from
 // 127.0.0.1 through bench-page.mjs). Outside npm test: timings under load are noisy.
@@ -6,8 +6,10 @@ import { init } from '../../web/attnlens.js';
 import { relaxedSimdSupported } from '../../web/engine/load.js';
 import { withBenchPage } from './bench-page.mjs';
 import { benchLanguageModel, formatLanguageModelBench, formatLanguageModelRatio } from './lm.js';
+import { commandLine, jsonArg, writeSections } from './record.js';
 
-const args = process.argv.slice(2);
+const { json, rest: args } = jsonArg(process.argv.slice(2));
+const sections = [];
 const option = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : fallback;
@@ -28,6 +30,7 @@ for (const build of builds) {
   const lens = await init({ build });
   const lm = await lens.loadModel('stories260K');
   node[build] = benchLanguageModel(lm, nodeOptions);
+  sections.push({ section: 'language-model', runtime: 'node', model: 'stories260K', build: lm.info.build, cpuTime: args.includes('--cpu-time'), ...node[build] });
   console.log(formatLanguageModelBench(node[build], `Node ${process.version} (model module ${lm.info.build})`));
 }
 if (node.relaxed) console.log(formatLanguageModelRatio(node.relaxed, node.simd, 'relaxed', 'SIMD128'));
@@ -39,8 +42,10 @@ if (args.includes('--browser')) {
     for (const build of ['simd', 'relaxed']) {
       const result = await page.evaluate((o) => window.attnlensLmBench(o), { ...options, build });
       results[build] = result;
+      sections.push({ section: 'language-model', runtime: 'chromium', model: 'stories260K', build: result.build, ...result });
       console.log(formatLanguageModelBench(result, `Chromium ${context.browser()?.version() ?? result.userAgent} (model module ${result.build})`));
     }
     console.log(formatLanguageModelRatio(results.relaxed, results.simd, 'relaxed', 'SIMD128'));
   }, { log: (text) => console.error(`[page] ${text}`), pagePath: '/scripts/bench/lm-page.html' });
 }
+if (json) writeSections(json, sections, { command: commandLine('scripts/bench/lm.mjs', process.argv.slice(2)), fresh: true });

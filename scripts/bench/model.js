@@ -7,22 +7,25 @@
 // (ATTNLENS_BENCH_NO_RELAXED=1: SIMD128 only).
 //   node scripts/bench/model.js [--browser] [--runs N] [--no-tfjs] [--cpu-time]
 // --cpu-time times ours and TF.js with the process's CPU time (a shared machine disturbs it less).
+// --json FILE writes the comparison with TF.js (with the command and the machine) for report.mjs.
 // Run after scripts/build.sh (needs web/dist/attnlens-model.* and web/dist/use-lite.bin).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { tfjsUseLite } from './model-peer.js';
+import { commandLine, jsonArg, writeSections } from './record.js';
 
+const command = commandLine('scripts/bench/model.js', process.argv.slice(2));
 const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
 if (!process.execArgv.includes(RELAXED_FLAG) && !process.env.ATTNLENS_BENCH_NO_RELAXED) {
   const child = spawnSync(process.execPath, [...process.execArgv, RELAXED_FLAG,
-    fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+    fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, ATTNLENS_BENCH_COMMAND: command } });
   process.exit(child.status ?? 1);
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const args = process.argv.slice(2);
+const { json, rest: args } = jsonArg(process.argv.slice(2));
 const runs = Number(args[args.indexOf('--runs') + 1]) || 30;
 
 const SENTENCES = {
@@ -134,6 +137,7 @@ async function versusTfjs() {
   console.log(`| tokens | ${ours.map((o) => `ours ${o.label} ms (best)`).join(' | ')} | TF.js-wasm ms (best) | ` +
     `${ours.map((o) => `×TF.js ${o.label}`).join(' | ')} | max |Δ| embedding |`);
   console.log(`|---:|${ours.map(() => '---:|').join('')}---:|${ours.map(() => '---:|').join('')}---:|`);
+  const rows = [];
   for (const tokens of [12, 36, 128]) {
     const text = textOf(ours[0].model, tokens);
     const ids = ours[0].model.tokenize(text).ids;
@@ -150,9 +154,14 @@ async function versusTfjs() {
       const t = now(); await tfjs.run(ids); peer.push(now() - t);
     }
     const cell = (xs) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)})`;
+    rows.push({ tokens: ids.length, ours: Object.fromEntries(ours.map((o, i) => [o.label, { ms: median(times[i]), msMin: Math.min(...times[i]) }])),
+      tfjs: { ms: median(peer), msMin: Math.min(...peer) }, maxAbsDiffEmbedding: diff });
     console.log(`| ${ids.length} | ${times.map(cell).join(' | ')} | ${cell(peer)} | ` +
       `${times.map((xs) => (median(peer) / median(xs)).toFixed(2)).join(' | ')} | ${diff.toExponential(1)} |`);
   }
+  if (json)
+    writeSections(json, [{ section: 'model', runtime: 'node', model: 'use-lite', peer: `TF.js ${tfjs.backend}`,
+      cpuTime: args.includes('--cpu-time'), runs, rows }], { command, fresh: true });
 }
 
 if (!args.includes('--no-tfjs')) await versusTfjs();

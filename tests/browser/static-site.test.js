@@ -1,4 +1,4 @@
-// A blog post as the README's static-site section says: the single file in the site's static
+// A blog post as docs/authoring.md's static-site section says: the single file in the site's static
 // folder, the data beside it, one tag with a fallback image made by `attnlens render`, previewed
 // with `attnlens serve` (a child process; cross-origin isolation headers). With JavaScript the
 // figure draws the engine's weights; without it the reader sees the CLI's image.

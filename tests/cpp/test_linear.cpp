@@ -117,6 +117,35 @@ TEST_CASE("16-bit conversions are exact") {
   CHECK(attnlens::weight_type_size(WeightType::bf16) == 2);
 }
 
+TEST_CASE("the kernels widen every finite 16-bit value exactly") {
+  // Rows of 32 consecutive bit patterns times one-hot inputs: y[i, r] = w[r, j_i] exactly.
+  constexpr std::size_t in = 32, rows = 65536 / in;
+  for (WeightType type : {WeightType::f16, WeightType::bf16}) {
+    std::vector<std::uint16_t> bits(65536);
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+      const bool finite = type == WeightType::f16 ? ((i >> 10) & 31) != 31 : ((i >> 7) & 255) != 255;
+      bits[i] = static_cast<std::uint16_t>(finite ? i : 0);
+    }
+    const WeightMatrix w{bits.data(), type, rows, in};
+    for (attnlens::Kernel kernel : support::kernels())
+      for (std::size_t m : {1, 5})  // the matrix-vector kernel, then packed panels
+        for (std::size_t j = 0; j < in; j += m) {
+          std::vector<float> x(m * in, 0.0f), y(m * rows);
+          for (std::size_t i = 0; i < m; ++i) x[i * in + (j + i) % in] = 1.0f;
+          attnlens::linear(m, x.data(), w, nullptr, y.data(), kernel);
+          std::size_t wrong = 0;
+          for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t r = 0; r < rows; ++r) {
+              const std::uint16_t h = bits[r * in + (j + i) % in];
+              const double want = type == WeightType::f16 ? f16_value(h) : bf16_value(h);
+              wrong += double(y[i * rows + r]) != want;
+            }
+          INFO(std::string(support::name(kernel)), " ", std::string(type_name(type)), " m=", m, " j=", j);
+          CHECK(wrong == 0);
+        }
+  }
+}
+
 TEST_CASE("weight_row widens one row exactly") {
   for (WeightType type : kTypes) {
     const Weights w = make_weights(type, 5, 37, 11);

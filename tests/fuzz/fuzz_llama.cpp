@@ -1,12 +1,15 @@
 // libFuzzer harness for the language-model loaders and tokenizer (untrusted files), through
 // their public API: the llama2.c tokenizer file and encode()/decode(), the llama2.c checkpoint
-// loader, and the Hugging Face config.json + safetensors loader; a model that loads is run
-// (prefill, KV-cache steps, sampling). The first byte picks the target:
+// loader, the Hugging Face config.json → Spec mapping (every architecture), the safetensors
+// parser and the shard-by-shard loader (the shard index is read in JS: tests/js/shards.test.js); a model that loads is run (causal: prefill,
+// KV-cache steps, sampling; encoders: a bidirectional pass). The first byte picks the target:
 //   0 tokenizer file bytes, any vocabulary size; then encode/decode of the rest
 //   1 a tokenizer built from fuzzed pieces and scores; encode/decode fuzzed text
 //   2 raw llama2.c checkpoint bytes
 //   3 a llama2.c checkpoint with a small fuzzed header and fuzzed float bytes, maybe cut short
 //   4 a fuzzed config.json and fuzzed safetensors bytes
+//   5 a small config of a fuzzed architecture (gpt2, bert, distilbert, llama, qwen2) fed 1–3
+//     fuzzed shards
 // Findings: any crash or sanitizer report; an exception escaping; a loaded tokenizer whose
 // encode() yields an id outside the vocabulary or not starting with BOS.
 //
@@ -21,10 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "attnlens/model/llama.hpp"
-#include "attnlens/model/llama_loader.hpp"
+#include "attnlens/model/architectures.hpp"
 #include "attnlens/model/llama_tokenizer.hpp"
+#include "attnlens/model/loader.hpp"
 #include "attnlens/model/sampler.hpp"
+#include "attnlens/model/transformer.hpp"
 
 namespace {
 
@@ -57,13 +61,21 @@ void exercise_tokenizer(const LlamaTokenizer& t, const std::string& text) {
   for (std::int32_t id : {-1, 0, 1, 2, 1 << 30}) out += t.decode(1, id) + t.display(id);
 }
 
-void exercise_model(const Llama& model, FuzzedDataProvider& in) {
-  const LlamaConfig& c = model.config();
-  const std::size_t n = in.ConsumeIntegralInRange<std::size_t>(1, std::min<std::size_t>(c.seq_len, 6));
-  std::vector<std::int32_t> ids(n);
-  for (auto& id : ids) id = in.ConsumeIntegralInRange<std::int32_t>(0, static_cast<std::int32_t>(c.vocab_size - 1));
-  LlamaState state;
-  model.reset(state, std::min<std::size_t>(c.seq_len, n + 3));
+void exercise_model(const Transformer& model, FuzzedDataProvider& in) {
+  const Spec& c = model.spec();
+  const std::size_t n = in.ConsumeIntegralInRange<std::size_t>(1, std::min<std::size_t>(c.context, 6));
+  std::vector<std::int32_t> ids(n), types(n);
+  for (auto& id : ids) id = in.ConsumeIntegralInRange<std::int32_t>(0, static_cast<std::int32_t>(c.vocab - 1));
+  for (auto& t : types) t = c.type_vocab ? in.ConsumeIntegralInRange<std::int32_t>(0, static_cast<std::int32_t>(c.type_vocab - 1)) : 0;
+  if (c.head != HeadKind::causal_lm) {
+    std::vector<std::vector<float>> attention;
+    std::vector<float> hidden, logits;
+    ForwardOutputs out{&attention, &hidden, &logits};
+    model.forward({ids.data(), n}, {types.data(), n}, nullptr, out);
+    return;
+  }
+  TransformerState state;
+  model.reset(state, std::min<std::size_t>(c.context, n + 3));
   std::vector<std::vector<float>> attention;
   model.prefill({ids.data(), n}, state, &attention);
   Rng rng(in.ConsumeIntegral<std::uint64_t>());
@@ -73,7 +85,7 @@ void exercise_model(const Llama& model, FuzzedDataProvider& in) {
     o.temperature = in.ConsumeFloatingPointInRange<float>(0.0f, 2.0f);
     o.top_p = in.ConsumeFloatingPointInRange<float>(0.0f, 1.0f);
     const std::int32_t next = sample(state.logits, o, rng, probs);
-    if (next < 0 || static_cast<std::size_t>(next) >= c.vocab_size) fail("sample() outside the vocabulary");
+    if (next < 0 || static_cast<std::size_t>(next) >= c.vocab) fail("sample() outside the vocabulary");
     (void)top_k(probs, 10);
     model.step(next, state);
   }
@@ -84,7 +96,7 @@ void exercise_model(const Llama& model, FuzzedDataProvider& in) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
   try {
-    switch (in.ConsumeIntegralInRange<int>(0, 4)) {
+    switch (in.ConsumeIntegralInRange<int>(0, 5)) {
       case 0: {
         const std::size_t vocab = in.ConsumeIntegralInRange<std::size_t>(1, 600);
         const Bytes file = in.ConsumeBytes<std::uint8_t>(in.ConsumeIntegralInRange<std::size_t>(0, in.remaining_bytes()));
@@ -119,7 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       case 2: {
         const Bytes file = in.ConsumeRemainingBytes<std::uint8_t>();
-        Llama model;
+        Transformer model;
         if (load_llama2c({file.data(), file.size()}, model, kMaxBytes).empty()) {
           FuzzedDataProvider rest(data, size);
           exercise_model(model, rest);
@@ -148,14 +160,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const Bytes weights = in.ConsumeBytes<std::uint8_t>(in.ConsumeIntegralInRange<std::size_t>(1, 512));
         const std::size_t want = in.ConsumeIntegralInRange<std::size_t>(0, 40000);
         for (std::size_t i = 0; i < want; ++i) file.push_back(weights.empty() ? 0 : weights[i % weights.size()]);
-        Llama model;
+        Transformer model;
         if (load_llama2c({file.data(), file.size()}, model, kMaxBytes).empty()) exercise_model(model, in);
+        break;
+      }
+      case 5: {
+        static const char* configs[] = {
+            R"({"model_type":"gpt2","n_embd":8,"n_layer":1,"n_head":2,"n_positions":8,"vocab_size":5})",
+            R"({"model_type":"bert","architectures":["BertForMaskedLM"],"hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":8,"max_position_embeddings":8,"vocab_size":5})",
+            R"({"model_type":"distilbert","architectures":["DistilBertModel"],"dim":8,"n_layers":1,"n_heads":2,"hidden_dim":8,"max_position_embeddings":8,"vocab_size":5})",
+            R"({"model_type":"llama","hidden_size":8,"intermediate_size":8,"num_hidden_layers":1,"num_attention_heads":2,"num_key_value_heads":1,"vocab_size":5,"max_position_embeddings":8,"tie_word_embeddings":true})",
+            R"({"model_type":"qwen2","hidden_size":8,"intermediate_size":8,"num_hidden_layers":1,"num_attention_heads":2,"num_key_value_heads":1,"vocab_size":5,"max_position_embeddings":8})"};
+        Transformer model;
+        HfLoader loader;
+        if (!loader.begin(configs[in.ConsumeIntegralInRange<int>(0, 4)], model, in.ConsumeIntegralInRange<std::size_t>(0, 9)).empty())
+          fail("a well-formed config.json was refused");
+        bool ok = true;
+        for (int shards = in.ConsumeIntegralInRange<int>(1, 3); shards > 0 && ok; --shards) {
+          const Bytes file = in.ConsumeBytes<std::uint8_t>(in.ConsumeIntegralInRange<std::size_t>(0, in.remaining_bytes()));
+          ok = loader.add_shard({file.data(), file.size()}, "shard", kMaxBytes).empty();
+        }
+        if (ok && loader.finish().empty()) exercise_model(model, in);
         break;
       }
       default: {
         const std::string config = in.ConsumeRandomLengthString(2048);
         const Bytes file = in.ConsumeBytes<std::uint8_t>(in.ConsumeIntegralInRange<std::size_t>(0, in.remaining_bytes()));
-        Llama model;
+        Transformer model;
         if (load_huggingface(config, {file.data(), file.size()}, model, kMaxBytes).empty()) exercise_model(model, in);
         break;
       }

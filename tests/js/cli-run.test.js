@@ -159,6 +159,18 @@ describe('attnlens run', () => {
     assert.match(r.stderr, /^attnlens: MODEL_FOLDER .*t5-\S*: .*model_type "t5" is not supported; supported: gpt2, bert/m);
   });
 
+  it('stories260K, the bundled model, is named instead of a folder', async () => {
+    const r = await cli(['run', 'stories260K', 'Once upon a time', '--generate', '4']);
+    assert.equal(r.code, 0, r.stderr);
+    const data = JSON.parse(r.stdout);
+    const lm = await lens.loadModel('stories260K');
+    const run = lm.run('Once upon a time');
+    assert.equal(data.about.folder, 'stories260K');
+    assert.equal(data.tokens[0], '<s>');
+    flatLayers(data.attention).forEach((w, l) => assert.deepEqual(w, run.layers[l].attention, `layer ${l}`));
+    assert.equal(data.generation.text, lm.generate('Once upon a time', { steps: 4, temperature: 0, seed: 1 }).text);
+  });
+
   it('help documents run and its options', async () => {
     const help = await cli(['--help']);
     assert.equal(help.code, 0);

@@ -80,6 +80,33 @@ const RUN_TOKENS = ['[CLS]', 'The', 'cat', 'sat', 'on', 'the', 'mat', 'because',
 const RUN = { tokens: RUN_TOKENS, attention: ref.randomAttention(2, 4, RUN_TOKENS.length, 3) };
 const side = (seed) => ({ tokens: RUN_TOKENS, attention: ref.randomAttention(1, 1, RUN_TOKENS.length, seed) });
 
+describe('docs/performance.md: every table names the command that printed it and the machine', () => {
+  // A table's label is the first line of the `<!-- report:KEY -->` block it is in (report.mjs
+  // writes "Printed by `command` on <machine>…" there), else the paragraph right before it (the
+  // previous session's tables say "on the machine above", under "The machine"), or a statement
+  // that no command in the repository prints it.
+  const lines = readFileSync(path.join(ROOT, 'docs/performance.md'), 'utf8').split('\n');
+  const starts = lines.map((l, i) => (l.startsWith('|') && !lines[i - 1]?.startsWith('|') ? i : -1)).filter((i) => i >= 0);
+  it(`finds the tables (${starts.length})`, () => assert.ok(starts.length >= 5));
+  for (const i of starts)
+    it(`docs/performance.md:${i + 1}`, () => {
+      let open = i - 1;
+      while (open >= 0 && !/^<!-- \/?report:/.test(lines[open])) open--;
+      let text;
+      if (open >= 0 && lines[open].startsWith('<!-- report:')) text = lines[open + 1];
+      else {
+        let j = i - 1;
+        while (j >= 0 && lines[j].trim() === '') j--;
+        const paragraph = [];
+        for (; j >= 0 && lines[j].trim() !== '' && !lines[j].startsWith('|'); j--) paragraph.unshift(lines[j]);
+        text = paragraph.join(' ');
+      }
+      assert.ok(/Printed by `[^`]+`.*? on .+/.test(text) || /No command in the repository prints this table/.test(text),
+        `the table at line ${i + 1} is not labelled with its command and machine: "${text.slice(0, 160)}"`);
+      assert.ok(!/Printed by/.test(text) || /on (the machine above|[^;]+ cores)/.test(text), `line ${i + 1}: no machine named`);
+    });
+});
+
 describe('the code samples of README.md and docs/', () => {
   it('lists every block and knows how to check each', (t) => {
     const unknown = [];
@@ -233,7 +260,7 @@ tokenizer = _Tokenizer()
       // models/gpt2: a Hugging Face folder for `attnlens run` (random weights, GPT-2's vocabulary).
       const { gpt2Checkpoint, writeModelFolder } = await import('./hf-checkpoints.js');
       await mkdir(path.join(dir, 'models', 'gpt2'), { recursive: true });
-      writeModelFolder(gpt2Checkpoint({ seed: 5 }), { dtype: 'F16', tokenizer: 'gpt2', dir: path.join(dir, 'models', 'gpt2') });
+      writeModelFolder(gpt2Checkpoint({ seed: 5, layers: 6 }), { dtype: 'F16', tokenizer: 'gpt2', dir: path.join(dir, 'models', 'gpt2') });
     });
     after(() => rm(dir, { recursive: true, force: true }));
     const env = () => ({ ...process.env, PATH: `${bin}:${process.env.PATH}` });
@@ -291,7 +318,7 @@ tokenizer = _Tokenizer()
         for (const line of b.code.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean)) {
           const npm = line.match(/^npm (?:run )?([\w:-]+)/);
           if (npm) { assert.ok(scripts[npm[1]], `${where(b)}: no npm script ${npm[1]}`); continue; }
-          const program = line.split(/\s+/).find((w) => !/^\w+=/.test(w) && !['bash', 'node'].includes(w));
+          const program = line.split(/\s+/).find((w) => !/^\w+=/.test(w) && !w.startsWith('-') && !['bash', 'node'].includes(w));
           assert.ok(named.some((text) => text.includes(program)), `${where(b)}: ${program} is not named in ${kindOf(b).args}`);
         }
       });

@@ -209,3 +209,27 @@ export function writeModelFolder({ config, tensors }, { dtype = 'F32', shards = 
   if (tokenizer) writeTokenizerFiles(folder, tokenizer);
   return folder;
 }
+
+/** DistilBERT (DistilBertForMaskedLM or DistilBertModel): BERT's block under other names, no token types. */
+export function distilbertCheckpoint({ seed = 4, dim = 32, layers = 2, heads = 4, ffn = 64, positions = 64, vocab = 30522, mlm = true } = {}) {
+  const w = filler(seed), t = [];
+  const add = (name, shape, values) => t.push([name, shape, values]);
+  const norm = (name) => (add(`${name}.weight`, [dim], w(dim, 0.2, 1)), add(`${name}.bias`, [dim], w(dim, 0.1)));
+  const dense = (name, out, inn) => (add(`${name}.weight`, [out, inn], w(out * inn, 0.25)), add(`${name}.bias`, [out], w(out, 0.1)));
+  add('distilbert.embeddings.word_embeddings.weight', [vocab, dim], w(vocab * dim, 0.3));
+  add('distilbert.embeddings.position_embeddings.weight', [positions, dim], w(positions * dim, 0.1));
+  norm('distilbert.embeddings.LayerNorm');
+  for (let l = 0; l < layers; l++) {
+    const p = `distilbert.transformer.layer.${l}.`;
+    for (const n of ['q_lin', 'k_lin', 'v_lin', 'out_lin']) dense(`${p}attention.${n}`, dim, dim);
+    norm(`${p}sa_layer_norm`), dense(`${p}ffn.lin1`, ffn, dim), dense(`${p}ffn.lin2`, dim, ffn), norm(`${p}output_layer_norm`);
+  }
+  if (mlm) {
+    dense('vocab_transform', dim, dim), norm('vocab_layer_norm');
+    add('vocab_projector.bias', [vocab], w(vocab, 0.1));
+  }
+  const config = { architectures: [mlm ? 'DistilBertForMaskedLM' : 'DistilBertModel'], model_type: 'distilbert', dim,
+    n_layers: layers, n_heads: heads, hidden_dim: ffn, activation: 'gelu', max_position_embeddings: positions,
+    vocab_size: vocab, sinusoidal_pos_embds: false, pad_token_id: 0 };
+  return { config, tensors: t };
+}

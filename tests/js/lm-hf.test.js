@@ -3,13 +3,14 @@
 // vocabularies, loaded through lens.loadModel and held against the float64 reference of
 // tests/js/transformer-reference.js: attention ≤ 1e-4, logits ≤ 2e-3 max abs.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, rmSync, unlinkSync } from 'node:fs';
+import http from 'node:http';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { init } from 'attnlens';
 import { ModelFormatError } from '../../web/model/index.js';
-import { bertCheckpoint, gpt2Checkpoint, llamaCheckpoint, roundedTensors, safetensorsBytes, writeModelFolder } from './hf-checkpoints.js';
+import { bertCheckpoint, distilbertCheckpoint, gpt2Checkpoint, llamaCheckpoint, roundedTensors, safetensorsBytes, writeModelFolder } from './hf-checkpoints.js';
 import { gpt2TokenizerJson } from './hf-fixtures.js';
 import { maxAbsDiff, reference } from './transformer-reference.js';
 
@@ -132,6 +133,18 @@ describe('BERT with the real bert-base-uncased vocabulary', () => {
   });
 });
 
+describe('DistilBERT', () => {
+  for (const mlm of [true, false])
+    it(`${mlm ? 'DistilBertForMaskedLM' : 'DistilBertModel'} (BF16): attention and ${mlm ? 'logits' : 'hidden states'} match the reference`, async () => {
+      const ckpt = distilbertCheckpoint({ seed: 25, mlm });
+      const lm = await lens.loadModel(folder(ckpt, { tokenizer: 'bert', dtype: 'BF16' }));
+      assert.equal(lm.kind, mlm ? 'masked-lm' : 'encoder');
+      const { r, want } = checkRun(lm, ckpt, 'BF16', 'DistilBERT is smaller [MASK] faster.');
+      if (!mlm) assert.ok(maxAbsDiff(r.hidden, want.hidden) <= LOGIT_TOLERANCE);
+      else assert.equal(lm.fillMask('DistilBERT is smaller [MASK] faster.')[0].candidates.length, 10);
+    });
+});
+
 describe('the Llama family with a tokenizer.json', () => {
   for (const [type, dtype, tied] of [['llama', 'BF16', false], ['mistral', 'F16', true], ['qwen2', 'F32', false]])
     it(`${type} (${dtype}, ${tied ? 'tied head' : 'lm_head'}): attention and logits match the reference`, async () => {
@@ -176,7 +189,7 @@ describe('bad folders and files are ModelFormatErrors naming the file; the engin
 
     dir = folder(ckpt, { tokenizer: 'gpt2', shards: 2 });
     writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { 'wte.weight': '../etc/passwd' } }));
-    await refuse(dir, 'model.safetensors.index.json', /not a plain file name/);
+    await refuse(dir, 'model.safetensors.index.json', /plain file name beside the index/);
     writeFileSync(path.join(dir, 'model.safetensors.index.json'), '{"weight_map": 3}');
     await refuse(dir, 'model.safetensors.index.json', /no "weight_map" object/);
 
@@ -187,6 +200,46 @@ describe('bad folders and files are ModelFormatErrors naming the file; the engin
     // Still usable: a good folder loads and runs.
     const lm = await lens.loadModel(folder(ckpt, { tokenizer: 'gpt2' }));
     checkRun(lm, ckpt, 'F32', 'still fine');
+  });
+
+  it('a folder URL ending "/" (as a page gives it): files tried in turn, the shard index after model.safetensors', async () => {
+    const dir = folder(ckpt, { tokenizer: 'gpt2', shards: 2 });
+    const asked = [];
+    const server = http.createServer((request, response) => {
+      asked.push(`${request.method} ${request.url}`);
+      try {
+        const body = readFileSync(path.join(dir, decodeURIComponent(new URL(request.url, 'http://x').pathname).replace(/^\/gpt2\//, '')));
+        response.writeHead(200, { 'Content-Length': body.length });
+        response.end(request.method === 'HEAD' ? undefined : body);
+      } catch {
+        response.writeHead(404).end();
+      }
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = new URL(`http://127.0.0.1:${server.address().port}/gpt2/`);
+      const lm = await lens.loadModel(url);
+      checkRun(lm, ckpt, 'F32', 'Served over HTTP.');
+      assert.ok(asked.includes('HEAD /gpt2/config.json'));
+      assert.ok(asked.includes('GET /gpt2/model.safetensors'), 'model.safetensors is tried first');
+      assert.ok(asked.includes('GET /gpt2/model-00002-of-00002.safetensors'));
+      assert.ok(asked.every((a) => a.startsWith('HEAD /gpt2/') || a.startsWith('GET /gpt2/')), 'nothing outside the folder is asked for');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a File[] (what <input type="file" multiple> gives), sharded with its index, loads like the folder', async () => {
+    const dir = folder(ckpt, { tokenizer: 'gpt2', shards: 2, dtype: 'F16' });
+    const files = readdirSync(dir).map((name) => new File([readFileSync(path.join(dir, name))], name));
+    const lm = await lens.loadModel(files);
+    checkRun(lm, ckpt, 'F16', 'From files, as a page picks them.');
+    await assert.rejects(lens.loadModel(files.filter((f) => f.name !== 'config.json')), (e) => e instanceof TypeError && /config\.json/.test(e.message));
+    await assert.rejects(lens.loadModel(files.filter((f) => !f.name.startsWith('model-00002'))),
+      (e) => e instanceof ModelFormatError && /model-00002-of-00002\.safetensors is not there/.test(e.message));
+    // A shard whose tensors are not the ones the index puts there.
+    const swapped = files.map((f) => (f.name.startsWith('model-0000') ? new File([f], f.name.replace(/0000(1|2)-of/, (m, d) => `0000${3 - d}-of`)) : f));
+    await assert.rejects(lens.loadModel(swapped), (e) => e instanceof ModelFormatError && /the shard model-0000\d-of-00002\.safetensors holds/.test(e.message));
   });
 
   it('{ config, weights: [shards], tokenizer } objects and bytes load like the folder', async () => {

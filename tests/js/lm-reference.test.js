@@ -122,8 +122,8 @@ describe('the engine (lens.loadModel("stories260K")) against the float64 referen
     // multiply-add module must then be the one checked.
     assert.equal(lm.info.build, lens.build === 'relaxed' ? 'relaxed' : 'simd');
     assert.equal(lm.kind, 'causal-lm');
-    assert.deepEqual({ ...lm.config },
-      { dim: 64, hiddenDim: 172, layers: 5, heads: 8, kvHeads: 4, headDim: 8, vocabSize: 512, seqLen: 512 });
+    assert.deepEqual({ ...lm.config }, { architecture: 'llama2.c', modelType: 'llama', dim: 64, hiddenDim: 172, layers: 5,
+      heads: 8, kvHeads: 4, headDim: 8, vocabSize: 512, context: 512, seqLen: 512, typeVocab: 0 });
   });
 
   it('tokenize(): the same ids as run.c\'s encoding, on the prompts and 300 seeded random strings', () => {

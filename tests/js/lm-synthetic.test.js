@@ -74,8 +74,11 @@ describe('synthetic checkpoints of other shapes, every layout, against the float
       it(`${shape} (${SHAPES[shape].heads} heads, ${SHAPES[shape].kvHeads} KV heads), ${layout}`, async (t) => {
         const lm = await lens.loadModel(...args);
         const s = SHAPES[shape];
-        assert.deepEqual({ ...lm.config }, { dim: s.dim, hiddenDim: s.hidden, layers: s.layers, heads: s.heads,
+        const { architecture, modelType, context, typeVocab, ...sizes } = lm.config;
+        assert.deepEqual(sizes, { dim: s.dim, hiddenDim: s.hidden, layers: s.layers, heads: s.heads,
           kvHeads: s.kvHeads, headDim: s.dim / s.heads, vocabSize: TOKENIZER.vocabSize, seqLen: s.seqLen });
+        assert.deepEqual([architecture, modelType, context, typeVocab],
+          [layout.startsWith('llama2.c') ? 'llama2.c' : 'LlamaForCausalLM', 'llama', s.seqLen, 0]);
         const ref = new ReferenceModel(weights);
         let attention = 0, logits = 0;
         for (const text of PROMPTS) {
@@ -288,7 +291,7 @@ describe('broken files of the synthetic models: ModelFormatError naming the argu
   it('Hugging Face files: bad config fields, missing or misshapen tensors, truncation, dtypes', async () => {
     const { config, weights } = hf;
     const with_ = (extra) => ({ config: { ...config, ...extra }, weights, tokenizer: tok });
-    await refuse([with_({ model_type: 'mistral' })], /^loadModel: source\.config: config\.json: "model_type"/);
+    await refuse([with_({ model_type: 't5' })], /^loadModel: source\.config: config\.json: model_type "t5" is not supported; supported: /);
     await refuse([with_({ hidden_size: 50 })], /^loadModel: source\.config: .*head size.*config\.json/);
     await refuse([with_({ num_key_value_heads: 3 })], /^loadModel: source\.config: /);
     await refuse([with_({ rope_scaling: { rope_type: 'llama3', factor: 8 } })], /^loadModel: source\.config: .*rope_scaling/);

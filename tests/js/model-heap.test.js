@@ -7,21 +7,24 @@ import { after, describe, it } from 'node:test';
 
 import { CallBuffers, heapLimit } from '../../web/engine/heap.js';
 import { instantiate } from '../../web/engine/load.js';
-import { copyLayers, instantiateModel, readTokens } from '../../web/model/loading.js';
+import { copyLayers, instantiateModel, moduleVariant, readTokens } from '../../web/model/loading.js';
 
 const MiB = 2 ** 20, GiB = 2 ** 30;
 
+// The model module this runtime runs (relaxed SIMD with V8's flag, else SIMD128), without and
+// with threads (Node runs threads: the loader's choice is the threaded module).
+const variant = moduleVariant();
 const modules = {
-  model: await instantiate('model'),
-  // Node runs threads: the loader's choice is the threaded module.
-  'model-threads': await instantiateModel('model'),
+  [variant]: await instantiate(variant),
+  [`${variant}-threads`]: await instantiateModel(variant),
 };
 after(() => { for (const m of Object.values(modules)) m.setThreads?.(1); });
 
 describe('a model module heap above 2 GiB', () => {
   it('the loader picks the threaded model module in Node, the engine modules keep 2 GiB', async () => {
-    assert.ok(modules['model-threads'].threads() > 1, `threads() = ${modules['model-threads'].threads()}`);
-    assert.equal(modules.model.threads, undefined, 'the single-thread module has no thread pool');
+    const threaded = modules[`${variant}-threads`];
+    assert.ok(threaded.threads() > 1, `threads() = ${threaded.threads()}`);
+    assert.equal(modules[variant].threads, undefined, 'the single-thread module has no thread pool');
     assert.equal(heapLimit(await instantiate('simd')), 2 * GiB);
   });
 

@@ -231,10 +231,26 @@ function concat(rows) {
   return out;
 }
 
+// DistilBERT is BERT's block under other names (modeling_distilbert.py), without token types,
+// LayerNorm eps 1e-12: read as BERT with a zero token-type embedding.
+function distilbert(config, t, ids) {
+  const renames = [[/^distilbert\./, 'bert.'], [/transformer\.layer\./, 'encoder.layer.'], [/attention\.q_lin/, 'attention.self.query'],
+    [/attention\.k_lin/, 'attention.self.key'], [/attention\.v_lin/, 'attention.self.value'], [/attention\.out_lin/, 'attention.output.dense'],
+    [/sa_layer_norm/, 'attention.output.LayerNorm'], [/ffn\.lin1/, 'intermediate.dense'], [/ffn\.lin2/, 'output.dense'],
+    [/output_layer_norm/, 'output.LayerNorm'], [/^vocab_transform/, 'cls.predictions.transform.dense'],
+    [/^vocab_layer_norm/, 'cls.predictions.transform.LayerNorm'], [/^vocab_projector\.bias/, 'cls.predictions.bias']];
+  const bertTensors = new Map();
+  for (const [name, tensor] of t) bertTensors.set(renames.reduce((n, [from, to]) => n.replace(from, to), name), tensor);
+  bertTensors.set('bert.embeddings.token_type_embeddings.weight', { shape: [1, config.dim], values: new Float64Array(config.dim) });
+  return bert({ hidden_size: config.dim, num_attention_heads: config.n_heads, num_hidden_layers: config.n_layers,
+    vocab_size: config.vocab_size, layer_norm_eps: 1e-12, intermediate_size: config.hidden_dim }, bertTensors, ids, null);
+}
+
 export function reference(config, tensors, ids, typeIds) {
   const list = Array.from(ids);
   if (config.model_type === 'gpt2') return gpt2(config, tensors, list);
   if (config.model_type === 'bert') return bert(config, tensors, list, typeIds);
+  if (config.model_type === 'distilbert') return distilbert(config, tensors, list);
   return llama(config, tensors, list);
 }
 

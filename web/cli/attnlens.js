@@ -21,7 +21,7 @@ const USAGE = `usage:
   attnlens help
 
 run options (MODEL_FOLDER: a Hugging Face folder, config.json + model.safetensors
-or its shards + tokenizer.json; GPT-2, BERT, DistilBERT, Llama, Mistral, Qwen2):
+or its shards + tokenizer.json; GPT-2, BERT, DistilBERT, Llama, Mistral, Qwen2; or stories260K):
   -o, --output FILE write the JSON there (default: standard output); render draws it
   --generate N      causal LMs: also write N tokens and each step's attention and candidates
   --temperature T   sampling temperature of --generate (default 0: the most probable token)

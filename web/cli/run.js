@@ -1,5 +1,5 @@
 // `attnlens run MODEL_FOLDER "text"`: a Hugging Face model folder (GPT-2, BERT, DistilBERT, the
-// Llama family) run by the engine on a text, written as the figures' JSON, which `attnlens
+// Llama family), or the bundled stories260K, run by the engine on a text, written as the figures' JSON, which `attnlens
 // render` and the elements' `data` take: tokens (as the figures label them), every layer's and
 // head's attention [layers][heads][n][n], causal for a decoder; `generate` adds the generation
 // steps (each new token, where it looked per layer and head, the candidates). Errors name the
@@ -20,7 +20,11 @@ export class RunArgumentError extends Error {
 
 const FOLDER_HELP = 'a Hugging Face model folder: config.json, model.safetensors (or its shards and model.safetensors.index.json), tokenizer.json';
 
+// The bundled model is named, not a folder.
+const BUNDLED = 'stories260K';
+
 function checkFolder(folder) {
+  if (folder === BUNDLED) return;
   if (typeof folder !== 'string' || folder === '') throw new RunArgumentError(`MODEL_FOLDER is missing: give ${FOLDER_HELP}`);
   const stat = statSync(folder, { throwIfNoEntry: false });
   if (!stat) throw new RunArgumentError(`MODEL_FOLDER ${folder}: no such folder`);
@@ -37,7 +41,7 @@ function nested(flat, heads, rows, cols) {
 
 const describeLoaded = (lm, folder, text) => {
   const { architecture, modelType, layers, heads, vocabSize, context } = lm.config;
-  return { folder: path.basename(path.resolve(folder)), architecture, modelType, kind: lm.kind, layers, heads, vocabSize, context, text };
+  return { folder: folder === BUNDLED ? BUNDLED : path.basename(path.resolve(folder)), architecture, modelType, kind: lm.kind, layers, heads, vocabSize, context, text };
 };
 
 /**
@@ -54,7 +58,7 @@ export async function runModelFolder(folder, text, { generate, temperature = 0, 
   const engine = lens ?? await init();
   let lm;
   try {
-    lm = await engine.loadModel(path.resolve(folder));
+    lm = await engine.loadModel(folder === BUNDLED ? BUNDLED : path.resolve(folder));
   } catch (error) {
     error.message = `MODEL_FOLDER ${folder}: ${error.message}`;
     throw error;

@@ -2,7 +2,7 @@
 // scanning "The cat sat on the mat…" figure). Choose the query by click, tap or arrow keys;
 // "Scan" moves the query across the sentence; bars glide between states; a key's exact weight
 // shows on hover or focus (always with the `values` attribute).
-import { describeRow, fmt, isActivation, navigate, quote } from './lib/a11y.js';
+import { describeRow, fmt, isActivation, navigate, quote, reducedMotion } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { isAggregate } from './lib/compute.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
@@ -87,7 +87,7 @@ export class AttnBars extends AttnElement {
 
   connectedCallback() {
     super.connectedCallback();
-    if (this.hasAttribute('autoplay') && !matchMedia('(prefers-reduced-motion: reduce)').matches)
+    if (this.hasAttribute('autoplay') && !reducedMotion())
       this.updateComplete.then((ok) => ok && this.isConnected && this.startScan());
   }
 
@@ -104,6 +104,8 @@ export class AttnBars extends AttnElement {
 
   startScan() {
     if (this.#timer || !this.result) return;
+    // Reduced motion: Scan moves to the next token and stops there (nothing moves on its own).
+    if (reducedMotion()) { this.setState('query', (this.query + 1) % this.result.n); return; }
     this.scanButton.setAttribute('aria-pressed', 'true');
     this.scanButton.textContent = '❚❚ Stop';
     this.#timer = setInterval(() => this.setState('query', (this.query + 1) % this.result.n), SCAN_MS);

@@ -5,7 +5,7 @@
 // show with their probabilities, and the causal heatmap of the whole text fills in row by row.
 // Its data model (a prompt and sampling options, not tokens with Q/K/V) differs from the other
 // figures', so it has its own small life cycle but the same theme, DOM, a11y and export helpers.
-import { announce, fmt, isActivation, quote, strongest } from './lib/a11y.js';
+import { announce, fmt, isActivation, quote, reducedMotion, strongest } from './lib/a11y.js';
 import { loadEngine } from './lib/base.js';
 import { css } from './lib/color.js';
 import { h, sizeCanvas } from './lib/dom.js';
@@ -19,7 +19,6 @@ import { generateSVG } from './svg/generate.js';
 
 const HTMLElementBase = globalThis.HTMLElement ?? class {};
 const STEP_MS = 450, TOP_LOOKS = 6, MAX_PLOT = 420;
-const reducedMotion = () => globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
 
 const STOPPED = { eos: 'The model ended the story here.', context: 'The context (all the tokens the model can read) is full.' };
 
@@ -327,6 +326,8 @@ export class AttnGenerate extends HTMLElementBase {
     const v = this.#view;
     if (this.#timer || !v || v.steps.length === 0) return;
     if (this.#current >= v.steps.length - 1) this.#goto(-1, this.#byUser);
+    // Reduced motion: Play writes the next token and stops there (nothing moves on its own).
+    if (reducedMotion()) { this.stepForward(); return; }
     this.#timer = setInterval(() => {
       this.stepForward();
       if (this.#current >= this.#view.steps.length - 1) this.pause();

@@ -27,6 +27,10 @@ const STYLE = `
 .detail { margin-top: 6px; border-top: 1px solid var(--attn-line); padding-top: 6px; }
 .detail-title { font-weight: 600; }
 attn-heatmap { --attn-padding: 0; }
+@media (forced-colors: active) {
+  .thumb { forced-color-adjust: none; color: CanvasText; border-color: Canvas; }
+  .thumb[aria-selected="true"] { border-color: Highlight; }
+}
 attn-heatmap::part(toolbar) { display: none; }
 `;
 
@@ -90,19 +94,21 @@ export class AttnHeads extends AttnElement {
         const ctx = sizeCanvas(canvas, size, size);
         if (weights) drawMatrix(ctx, { cells: this.#canvases.cells(weights, n, theme.scale, masked, nK), mask, ...box, theme,
           ratio: globalThis.devicePixelRatio || 1, cache: this.#canvases.hatch });
-        const label = `${name}: ${!weights ? 'computed when opened' : nK === n && head !== 'max' ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`;
+        const visible = typeof layer === 'string' ? 'Rollout' : typeof head === 'string' ? cap(head) : `H${head + 1}`;
+        // The accessible name starts with the visible text (WCAG 2.5.3, label in name).
+        const label = `${visible}, ${name}: ${!weights ? 'computed when opened' : nK === n && head !== 'max' ? headPattern(weights, n) : `${n} queries × ${nK} keys`}`;
         return h('div', {
           class: typeof head === 'number' && typeof layer === 'number' ? 'thumb' : 'thumb aggregate',
           role: 'gridcell', 'data-layer': layer, 'data-head': head, 'aria-label': text ? `${label}; ${text}` : label,
-        }, canvas, h('span', {}, typeof layer === 'string' ? 'Rollout' : typeof head === 'string' ? cap(head) : `H${head + 1}`));
+        }, canvas, h('span', {}, visible));
       };
       const rows = Array.from({ length: layers }, (_, l) => h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, `Layer ${l + 1}`),
-        Array.from({ length: heads }, (_, hd) => thumb(l, hd, headMatrix(result, l, hd), `Layer ${l + 1}, head ${hd + 1}`)),
-        named.map((mode) => thumb(l, mode, selectedMatrix(engine, result, l, mode), cap(selectionLabel(result, l, mode)), rowSumNote(l, mode)))));
+        Array.from({ length: heads }, (_, hd) => thumb(l, hd, headMatrix(result, l, hd), `layer ${l + 1}, head ${hd + 1}`)),
+        named.map((mode) => thumb(l, mode, selectedMatrix(engine, result, l, mode), selectionLabel(result, l, mode), rowSumNote(l, mode)))));
       if (rollout) rows.push(h('div', { class: 'layer', role: 'row' },
         h('span', { class: 'layer-label', role: 'rowheader' }, 'All layers'),
-        thumb('rollout', 'mean', rolled, cap(selectionLabel(result, 'rollout')), rowSumNote('rollout'))));
+        thumb('rollout', 'mean', rolled, selectionLabel(result, 'rollout'), rowSumNote('rollout'))));
       this.grid.replaceChildren(...rows);
       this.#thumbs = { result, theme, key };
     }

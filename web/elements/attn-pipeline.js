@@ -24,6 +24,7 @@ table { border-collapse: collapse; font-size: 11px; }
 th { font-weight: 400; color: var(--attn-muted); padding: 0 3px; max-width: 6ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 th[scope="row"] { text-align: right; cursor: pointer; }
 td { min-width: 2.6em; height: 1.7em; padding: 0 3px; text-align: right; font-variant-numeric: tabular-nums; }
+thead td { min-width: 0; height: auto; }
 .dense td { min-width: 8px; width: 8px; height: 8px; padding: 0; font-size: 0; }
 .dense thead { display: none; }
 tr.query th { color: var(--attn-fg); font-weight: 700; }
@@ -125,7 +126,8 @@ export class AttnPipeline extends AttnElement {
     const figures = STEPS.map((step) => {
       const values = steps[step], cols = step === 'output' ? dV : n;
       const colour = this.#colour(step, values);
-      const head = h('thead', {}, h('tr', {}, h('th', {}),
+      // The corner cell names nothing: a td, not an empty header (axe: empty-table-header).
+      const head = h('thead', {}, h('tr', {}, h('td', {}),
         Array.from({ length: cols }, (_, j) => h('th', { scope: 'col', title: step === 'output' ? `dimension ${j + 1}` : tokens[j] },
           step === 'output' ? String(j + 1) : clip(tokens[j], 6))),
         step === 'softmax' ? h('th', { scope: 'col' }, 'Σ') : null));

@@ -253,10 +253,9 @@ export class Lens {
   }
 
   /**
-   * Loads a real pretrained model, Universal Sentence Encoder lite, run by this engine's kernels
-   * in a module of its own (imported on first use: the default import stays small). `source`:
-   * nothing (Node: the installed model package; browsers: web/dist/use-lite.bin), a URL or path,
-   * an ArrayBuffer, or { model, weights, vocab }. See web/model/index.d.ts.
+   * Loads a real pretrained model, run by this engine's kernels in a module of its own (imported
+   * on first use): Universal Sentence Encoder lite (see web/model/index.d.ts) or a causal
+   * language model such as 'stories260K' (see web/model/llama.d.ts).
    */
   loadModel(source, options) {
     // The language models run in the model module of this engine's build (relaxed or SIMD128).

@@ -35,7 +35,7 @@ const builds = {
     factory: () => import('../dist/attnlens-simd-threads.mjs'),
     wasm: () => new URL('../dist/attnlens-simd-threads.wasm', import.meta.url),
   },
-  // The opt-in model add-on (engine + USE-lite, SIMD only), imported only by lens.loadModel().
+  // The opt-in model add-on (engine + USE-lite + Llama family), imported only by lens.loadModel().
   model: {
     factory: () => import('../dist/attnlens-model.mjs'),
     wasm: () => new URL('../dist/attnlens-model.wasm', import.meta.url),

@@ -102,8 +102,10 @@ export declare class ModelFormatError extends Error {
 /** Longest text accepted by run() and tokenize(), in UTF-16 code units. */
 export declare const MAX_TEXT_LENGTH: number;
 
-/** A causal language model: 'stories260K', a llama2.c checkpoint with { tokenizer }, or { config, weights, tokenizer }. */
-export declare function loadModel(source: 'stories260K' | import('./language-model.js').HuggingFaceFiles,
+/** A language model: 'stories260K', a Hugging Face folder (a path or URL ending '/' — a folder URL
+ *  without it also loads, typed as this overload's result by a cast — a FileList or File[]),
+ *  { config, weights, tokenizer }, or a llama2.c checkpoint with { tokenizer }. */
+export declare function loadModel(source: 'stories260K' | import('./language-model.js').ModelFolder | import('./language-model.js').HuggingFaceFiles,
   options?: import('./language-model.js').LoadLanguageModelOptions): Promise<import('./language-model.js').LanguageModel>;
 export declare function loadModel(source: import('./language-model.js').FileSource,
   options: import('./language-model.js').LoadLanguageModelOptions & { tokenizer: import('./language-model.js').FileSource }): Promise<import('./language-model.js').LanguageModel>;
@@ -111,7 +113,7 @@ export declare function loadModel(source: import('./language-model.js').FileSour
 export declare function loadModel(source?: ModelSource, options?: LoadModelOptions): Promise<UseLiteModel>;
 
 export type {
-  LanguageModelSource, HuggingFaceFiles, LoadLanguageModelOptions, LanguageModelConfig, LanguageModelInfo,
+  LanguageModelSource, HuggingFaceFiles, ModelFolder, FillMaskResult, LanguageModelMemory, LoadLanguageModelOptions, LanguageModelConfig, LanguageModelInfo,
   LmTokenization, LmRunResult, LmLayerAttention, GenerateOptions, GenerateResult, GenerateStep, Candidate,
 } from './language-model.js';
 export { LanguageModel, MAX_LM_TEXT_LENGTH } from './language-model.js';

@@ -1,8 +1,11 @@
-// Universal Sentence Encoder lite (Google, Apache-2.0) run by our C++ engine: real attention from
-// a real pretrained model, offline. Imported on demand by lens.loadModel(), so that the default
-// `attnlens` import stays small.
-//   const model = await lens.loadModel();            // Node: the installed model package
+// The model add-on, `loadModel()`: real pretrained models run by our C++ engine in the opt-in
+// model module, offline. Imported on demand by lens.loadModel(), so that the default `attnlens`
+// import stays small. This file loads Universal Sentence Encoder lite (Google, Apache-2.0; the
+// default source) and routes the language-model sources (stories260K, llama2.c checkpoints,
+// Hugging Face Llama safetensors) to llama.js.
+//   const model = await lens.loadModel();            // USE-lite (Node: the installed model package)
 //   const r = model.run('The cat sat on the mat.');  // tokens, ids, layers[l].attention, embedding
+//   const lm = await lens.loadModel('stories260K');  // a causal LM: lm.run(), lm.generate()
 import { CallBuffers, formatBytes } from '../engine/heap.js';
 import { simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';

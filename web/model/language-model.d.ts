@@ -1,25 +1,35 @@
-// Types for the Llama-family causal language models (web/model/llama.js), reached through
-// `lens.loadModel('stories260K')`. Hand-written.
+// Types for the transformer language models (web/model/language-model.js): GPT-2, BERT,
+// DistilBERT, the Llama family (Llama, Mistral, Qwen2) from Hugging Face files, and llama2.c
+// checkpoints (stories260K, bundled), reached through `lens.loadModel()`. Hand-written.
 import type { LoadProgress } from './index.js';
 
-/** Bytes, a URL, or a path (Node) / relative URL (browsers). */
-export type FileSource = URL | string | ArrayBuffer | ArrayBufferView;
+/** Bytes, a URL, a path (Node) / relative URL (browsers), or a File / Blob. */
+export type FileSource = URL | string | ArrayBuffer | ArrayBufferView | Blob;
+
+/** A Hugging Face model folder: a path or URL ending '/', or the files of one (`<input type="file"
+ *  multiple>`, a dropped folder). It holds config.json, model.safetensors (or
+ *  model.safetensors.index.json and its shards) and tokenizer.json (+ tokenizer_config.json). */
+export type ModelFolder = `${string}/` | FileList | readonly File[];
 
 export type LanguageModelSource =
   /** The bundled model (web/models/stories260K/), offline. */
   | 'stories260K'
+  | ModelFolder
   /** A llama2.c checkpoint (.bin: legacy or version-1 export); give `options.tokenizer`. */
   | FileSource
-  /** Hugging Face layout (LlamaForCausalLM): config.json + model.safetensors + a llama2.c tokenizer file. */
   | HuggingFaceFiles;
 
 export interface HuggingFaceFiles {
-  /** config.json: parsed, as JSON text, bytes, a URL or a path. */
+  /** config.json: parsed, as JSON text, bytes, a URL or a path. Its model_type picks the
+   *  architecture: gpt2, bert, distilbert, llama, mistral or qwen2. */
   config: object | FileSource;
-  /** model.safetensors (F32, F16 or BF16 tensors). */
-  weights: FileSource;
-  /** A llama2.c tokenizer file (tokenizer.bin, tok512.bin) for the same vocabulary. */
-  tokenizer: FileSource;
+  /** model.safetensors (F32, F16 or BF16 tensors), a list of its shards, or the URL/path of
+   *  model.safetensors.index.json (its shards are read from beside it, one at a time). */
+  weights: FileSource | readonly FileSource[];
+  /** tokenizer.json (an object, JSON text, bytes, URL or path), or a llama2.c tokenizer file. */
+  tokenizer: object | FileSource;
+  /** tokenizer_config.json, optional. */
+  tokenizerConfig?: object | FileSource | null;
 }
 
 export interface LoadLanguageModelOptions {
@@ -28,9 +38,15 @@ export interface LoadLanguageModelOptions {
   tokenizer?: FileSource;
   /** config.json, when the source is a model.safetensors file. */
   config?: object | FileSource;
+  /** Positions to keep (caps the config's context, and so the KV cache a generation allocates). */
+  context?: number;
 }
 
 export interface LanguageModelConfig {
+  /** config.json's first architecture (GPT2LMHeadModel, BertForMaskedLM, …) or 'llama2.c'. */
+  readonly architecture: string;
+  /** config.json's model_type ('llama' for llama2.c checkpoints). */
+  readonly modelType: string;
   readonly dim: number;
   readonly hiddenDim: number;
   readonly layers: number;
@@ -40,8 +56,12 @@ export interface LanguageModelConfig {
   readonly kvHeads: number;
   readonly headDim: number;
   readonly vocabSize: number;
-  /** The context: at most this many tokens (BOS included) per run(). */
+  /** The context: at most this many tokens (special tokens included) per run(). */
+  readonly context: number;
+  /** The same as context (the name llama2.c uses). */
   readonly seqLen: number;
+  /** BERT's token types (0: none). */
+  readonly typeVocab: number;
 }
 
 export interface LanguageModelInfo {
@@ -49,20 +69,26 @@ export interface LanguageModelInfo {
   readonly description: string;
   /** True when the LM head is the token embedding. */
   readonly sharedClassifier: boolean;
-  /** RoPE pairing of the file's q/k rows: 'interleaved' (llama2.c) or 'half' (Hugging Face). */
-  readonly rope: 'interleaved' | 'half';
+  /** RoPE pairing of the file's q/k rows: 'interleaved' (llama2.c) or 'half' (Hugging Face);
+   *  'none' for learned positions (GPT-2, BERT). */
+  readonly rope: 'interleaved' | 'half' | 'none';
+  /** The tokenizer: 'llama2.c' (its binary file) or a tokenizer.json's model ('bpe', 'wordpiece', 'unigram'). */
+  readonly tokenizer: 'llama2.c' | 'bpe' | 'wordpiece' | 'unigram';
   /** The model module that runs it: 'relaxed' (fused multiply-add) when the engine runs the
    *  relaxed build, else 'simd' (SIMD128). */
   readonly build: 'relaxed' | 'simd';
 }
 
 export interface LmTokenization {
-  /** Token ids, BOS (1) first. */
+  /** Token ids, special tokens as the tokenizer adds them (llama2.c: BOS (1) first; BERT:
+   *  [CLS] … [SEP]; GPT-2: none). */
   ids: Int32Array;
   /** Text of each token: BOS '<s>', EOS '</s>', a byte piece <0xHH> the byte it stands for
    *  (decoded as UTF-8: a lone non-ASCII byte shows as U+FFFD), other pieces as stored (with
    *  their leading space). */
   tokens: string[];
+  /** BERT's token type ids (masked LMs and encoders with a tokenizer.json). */
+  typeIds?: Int32Array;
 }
 
 export interface LmLayerAttention {
@@ -72,12 +98,22 @@ export interface LmLayerAttention {
 }
 
 export interface LmRunResult extends LmTokenization {
-  /** One entry per layer, first layer first. */
+  /** One entry per layer, first layer first (causal models: 0 above the diagonal). */
   layers: LmLayerAttention[];
-  /** Logits [vocabSize] for the position after the last token. */
-  logits: Float32Array;
-  /** softmax(logits): next-token probabilities. */
-  next: Float32Array;
+  /** Causal LMs: logits [vocabSize] for the position after the last token. Masked LMs: logits
+   *  [n·vocabSize], every position. Encoders: absent. */
+  logits?: Float32Array;
+  /** Causal LMs: softmax(logits), next-token probabilities. */
+  next?: Float32Array;
+  /** Encoders: the last layer's hidden states [n·dim]. */
+  hidden?: Float32Array;
+}
+
+export interface FillMaskResult {
+  /** The mask token's position in the tokenised text. */
+  position: number;
+  /** The most probable tokens there, most probable first. */
+  candidates: Candidate[];
 }
 
 export interface GenerateOptions {
@@ -135,25 +171,41 @@ export interface GenerateResult {
   steps: GenerateStep[];
 }
 
+export interface LanguageModelMemory {
+  /** Bytes of the weights, at the file's precision (16-bit matrices stay 16-bit). */
+  weights: number;
+  /** Bytes of the KV cache of a generation in progress (0 between calls). */
+  kvCache: number;
+  /** Working memory of the last run(). */
+  scratch: number;
+  /** The model module's heap: bytes in use and reserved. */
+  inUse: number;
+  heapSize: number;
+}
+
 export declare class LanguageModel {
   private constructor();
-  readonly kind: 'causal-lm';
+  /** 'causal-lm' (GPT-2, the Llama family, llama2.c), 'masked-lm' (BertForMaskedLM,
+   *  DistilBertForMaskedLM) or 'encoder' (BertModel, DistilBertModel). */
+  readonly kind: 'causal-lm' | 'masked-lm' | 'encoder';
   readonly config: LanguageModelConfig;
   readonly info: LanguageModelInfo;
-  /** run.c's encode(): BOS, a dummy-prefix space for non-empty text, merges by score. */
+  /** The tokenizer's ids and readable tokens (llama2.c: run.c's encode(), BOS first). */
   tokenize(text: string): LmTokenization;
-  /** run.c's decode rules; the first id is read as following BOS; BOS/EOS decode to ''. */
+  /** The tokenizer's decoder (llama2.c: run.c's rules, the first id read as following BOS). */
   decode(ids: ArrayLike<number>): string;
-  /** One causal pass over text (tokenised, ≤ seqLen tokens) or ids. */
+  /** One pass over text (tokenised, ≤ context tokens) or ids: causal for causal LMs. */
   run(input: string | ArrayLike<number>): LmRunResult;
+  /** Masked LMs: the candidates for every mask token ([MASK]) of `text`. TypeError for other kinds. */
+  fillMask(text: string, options?: { top?: number }): FillMaskResult[];
+  /** Causal LMs only (TypeError otherwise). Stops at the tokenizer's EOS (llama2.c: BOS or EOS). */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): GenerateResult;
-  /** This model's wasm heap: bytes in use and reserved. */
-  memory(): { inUse: number; heapSize: number };
+  memory(): LanguageModelMemory;
 }
 
 export declare const MAX_LM_TEXT_LENGTH: number;
 export declare const CANDIDATES: number;
-export declare function isLanguageModelSource(source: unknown, options?: unknown): boolean;
+export declare function isLanguageModelSource(source: unknown, options?: unknown): Promise<boolean>;
 /** `engine.build` (lens.build) picks the model module; without it, the runtime's best. */
 export declare function loadLanguageModel(source: LanguageModelSource, options?: LoadLanguageModelOptions,
   engine?: { build?: 'relaxed' | 'simd' | 'scalar' }): Promise<LanguageModel>;

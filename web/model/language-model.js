@@ -7,13 +7,14 @@
 //   gpt2.run('The cat sat');                 // ids, tokens, layers[l].attention, logits, next
 //   gpt2.generate('The cat sat', { steps: 20, temperature: 0 });
 //   bert.fillMask('Paris is the [MASK] of France.');
-import { CallBuffers, MAX_HEAP_BYTES, formatBytes } from '../engine/heap.js';
-import { instantiate, simdSupported } from '../engine/load.js';
+import { CallBuffers, formatBytes, heapLimit } from '../engine/heap.js';
+import { simdSupported } from '../engine/load.js';
 import * as check from '../engine/validate.js';
 import { loadHfTokenizer } from './hf-tokenizer.js';
-import { cachedLoad, copyLayers, loadOptions, moduleVariant, readTokens } from './loading.js';
-import { fileReader, folderParts, isFileSet, isModelFolder, isPlainObject, jsonReader } from './lm-files.js';
+import { cachedLoad, copyLayers, instantiateModel, loadOptions, moduleVariant, readTokens } from './loading.js';
+import { fileReader, folderParts, isBlob, isBytes, isFileSet, isModelFolder, isPlainObject, jsonReader } from './lm-files.js';
 import { ModelFormatError } from './pack.js';
+import { parseShardIndex } from './shards.js';
 
 /** Longest text accepted by tokenize(), run() and generate(), in UTF-16 code units. */
 export const MAX_LM_TEXT_LENGTH = 1_000_000;
@@ -57,8 +58,9 @@ export function loadLanguageModel(source, options, engine) {
   const context = o.context === undefined ? 0 : check.positiveInteger('options.context', o.context);
   const variant = moduleVariant(engine?.build);
   return describeSource(source, o).then((parts) => {
-    const key = parts.key === null ? null : `${variant}:${context}:${parts.key}`;
-    return cachedLoad(cache, key, report, () => load(parts, report, variant, context));
+    // One model per module: the threaded module follows the engine's thread count.
+    const key = parts.key === null ? null : `${variant}:${engine?.threads ?? 0}:${context}:${parts.key}`;
+    return cachedLoad(cache, key, report, () => load(parts, report, variant, context, engine));
   });
 }
 
@@ -108,6 +110,8 @@ async function describeSource(source, o) {
   }
   if (o.tokenizer === undefined || o.tokenizer === null)
     throw new TypeError(`loadModel: a language model needs options.tokenizer (a llama2.c tokenizer file); source must be ${SOURCE_HELP}`);
+  if (!(isBytes(source) || isBlob(source) || source instanceof URL || (typeof source === 'string' && source !== '')))
+    throw new TypeError(`loadModel source must be ${SOURCE_HELP} (got ${check.describe(source)})`);
   const model = fileReader(source, 'source');
   const tokenizer = fileReader(o.tokenizer, 'options.tokenizer');
   if (o.config !== undefined) {
@@ -127,19 +131,42 @@ function looksLikeSafetensors(bytes) {
   return n >= 2 && n <= bytes.byteLength - 8 && bytes[8] === 0x7b;
 }
 
+// The tensor names of a safetensors header (looksLikeSafetensors(bytes) holds).
+function headerNames(bytes, reader) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  let header;
+  try {
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  } catch (e) {
+    throw formatError(reader, `the safetensors header is not valid JSON: ${e.message}`);
+  }
+  return Object.keys(header ?? {}).filter((k) => k !== '__metadata__');
+}
+
 const firstByte = (bytes) => {
   for (const b of bytes) if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09 && b !== 0xef && b !== 0xbb && b !== 0xbf) return b;
   return -1;
 };
 
-// Progress over every file: bytes so far, out of the sum of the sizes known so far.
+// Progress over every file: bytes so far, out of the sum of the sizes once every expected
+// file's size is known (0 until then); loaded never decreases and ends equal to total.
 function downloadProgress(report) {
   const loaded = new Map(), totals = new Map();
-  return (name) => (l, t) => {
-    loaded.set(name, l);
-    totals.set(name, Math.max(t || 0, l));
-    const sum = (m) => [...m.values()].reduce((x, y) => x + y, 0);
-    report('download', sum(loaded), sum(totals));
+  const sum = (m) => [...m.values()].reduce((x, y) => x + (y ?? 0), 0);
+  const tell = () => report('download', sum(loaded), [...totals.values()].includes(null) ? 0 : Math.max(sum(totals), sum(loaded)));
+  return {
+    expect(name) {
+      if (!totals.has(name)) totals.set(name, null), loaded.set(name, 0);
+    },
+    skip(name) {  // an optional file that is not there
+      totals.set(name, 0), loaded.set(name, 0);
+    },
+    of: (name) => (l, t) => {
+      loaded.set(name, l);
+      totals.set(name, t || null);
+      tell();
+    },
   };
 }
 
@@ -156,14 +183,16 @@ function withHeapBytes(module, bytes, what, call) {
   }
 }
 
-const available = (module) => MAX_HEAP_BYTES - module.heapInUse();
+const available = (module) => heapLimit(module) - module.heapInUse();
 
-async function load(parts, report, variant, context) {
+async function load(parts, report, variant, context, engine) {
   if (!simdSupported()) throw new Error('the model needs WebAssembly SIMD128, which this runtime lacks');
-  const modulePromise = instantiate(variant);
+  const modulePromise = instantiateModel(variant, engine);
   modulePromise.catch(() => {});  // awaited below
   const progress = downloadProgress(report);
-  const read = (reader) => reader.read(progress(reader.name));
+  const read = (reader) => (progress.expect(reader.name), reader.read(progress.of(reader.name)));
+  for (const r of [parts.model, parts.config, parts.tokenizer, parts.tokenizerConfig,
+    ...(Array.isArray(parts.weights) ? parts.weights : [parts.weights])]) if (r) progress.expect(r.name);
   let module, tokenizer = null;
   if (parts.format === 'llama2c') {
     const [model, tok] = await Promise.all([read(parts.model), read(parts.tokenizer)]);
@@ -179,14 +208,18 @@ async function load(parts, report, variant, context) {
   } else {
     const [config, tok, tokConfig] = await Promise.all([
       read(parts.config), read(parts.tokenizer),
-      parts.tokenizerConfig ? read(parts.tokenizerConfig).catch((e) => (parts.optionalTokenizerConfig ? null : Promise.reject(e))) : null,
+      parts.tokenizerConfig ? read(parts.tokenizerConfig).catch((e) => {
+        if (!parts.optionalTokenizerConfig) throw e;
+        progress.skip(parts.tokenizerConfig.name);
+        return null;
+      }) : null,
     ]);
     const configText = new TextDecoder().decode(config);
     module = await modulePromise;
     let error = module.lmBeginHf(configText, context);
     if (error) throw formatError(parts.config, error);
     try {
-      await loadShards(module, parts, read, report);
+      await loadShards(module, parts, read, progress);
     } catch (e) {
       module.lmAbortHf();
       throw e;
@@ -212,14 +245,13 @@ async function load(parts, report, variant, context) {
 }
 
 // Each shard read, handed to the module and dropped before the next is read.
-async function loadShards(module, parts, read) {
+async function loadShards(module, parts, read, progress) {
   let shards = Array.isArray(parts.weights) ? parts.weights : [parts.weights];
+  let index = null;
   if (parts.index) {
-    const index = await read(parts.weights);
-    const list = module.lmShardIndex(new TextDecoder().decode(index));
-    if (list.error) throw formatError(parts.weights, list.error);
-    const names = list.files.split('\n').filter(Boolean);
-    shards = names.map((n) => {
+    index = parseShardIndex(await read(parts.weights), { name: parts.weights.name, available: parts.available });
+    for (const n of index.files) progress.expect(n);
+    shards = index.files.map((n) => {
       const r = parts.weights.sibling(n);
       if (!r) throw new TypeError(`loadModel: ${parts.weights.name} names the shard ${n}, which is not among the files ` +
         'given (an index given as bytes or an object cannot find its shards: give source.weights as a list of shards, or the folder)');
@@ -232,11 +264,17 @@ async function loadShards(module, parts, read) {
       bytes = await read(reader);
     } catch (e) {
       // In a page a folder cannot be listed: without model.safetensors, try the shard index.
-      if (i === 0 && !parts.index && parts.fallbackIndex) return loadShards(module, { ...parts, weights: parts.fallbackIndex, index: true, fallbackIndex: null }, read);
+      if (i === 0 && !parts.index && parts.fallbackIndex) {
+        progress.skip(reader.name);
+        return loadShards(module, { ...parts, weights: parts.fallbackIndex, index: true, fallbackIndex: null }, read, progress);
+      }
       throw e;
     }
     if (firstByte(bytes.subarray(0, 16)) === 0x7b && !looksLikeSafetensors(bytes))
       throw formatError(reader, 'this is a JSON file, not a safetensors file (a shard index goes in a folder beside its shards, or name it *.index.json)');
+    // The shard holds exactly the tensors the index puts there (its header read here; the module
+    // checks every size again).
+    if (index && looksLikeSafetensors(bytes)) index.checkShard(index.files[i], headerNames(bytes, reader));
     const error = withHeapBytes(module, bytes, `the ${formatBytes(bytes.byteLength)} weights file`,
       (at, size) => module.lmAddShard(at, size, reader.name, available(module)));
     bytes = null;
@@ -480,7 +518,7 @@ export class LanguageModel {
   }
 
   #available() {
-    return MAX_HEAP_BYTES - this.#module.heapInUse();
+    return heapLimit(this.#module) - this.#module.heapInUse();
   }
 
   #withBuffers(sizes, what, body) {

@@ -45,7 +45,7 @@ export function fileReader(value, name) {
         try {
           return await readBytes(await resolve(), progress);
         } catch (e) {
-          e.message = `loadModel: ${label}: ${e.message}`;
+          e.message = `loadModel: ${name}: ${e.message}`;  // the message names the URL or path
           throw e;
         }
       },
@@ -65,7 +65,7 @@ function urlReader(urlOf, name) {
       try {
         return await readBytes(url, progress);
       } catch (e) {
-        e.message = `loadModel: ${name} (${url.href}): ${e.message}`;
+        e.message = `loadModel: ${name}: ${e.message}`;  // the message names the URL or path
         throw e;
       }
     },
@@ -106,7 +106,7 @@ export async function isModelFolder(source) {
     if (!fs.statSync(url, { throwIfNoEntry: false })?.isDirectory()) return false;
     return fs.statSync(new URL(`${url.href.replace(/\/?$/, '/')}config.json`), { throwIfNoEntry: false })?.isFile() ?? false;
   }
-  if (isNode || !url.pathname.endsWith('/') || !/^https?:$/.test(url.protocol)) return false;
+  if (!url.pathname.endsWith('/') || !/^https?:$/.test(url.protocol)) return false;
   if (globalThis.location?.origin && url.origin !== globalThis.location.origin) return false;
   try {
     return (await fetch(new URL('config.json', url), { method: 'HEAD' })).ok;
@@ -137,7 +137,7 @@ export async function folderParts(source) {
       r.sibling = (other) => (files.has(other) ? Object.assign(fileReader(files.get(other), other), { name: other }) : null);
       return r;
     };
-    return partsOf(reader, 'the files given', null);
+    return partsOf(reader, 'the files given', null, undefined, [...files.keys()]);
   }
   let base = await toUrl(source);
   if (!base.pathname.endsWith('/')) base = new URL(`${base.href}/`);
@@ -149,10 +149,12 @@ export async function folderParts(source) {
   const present = new Map();
   for (const n of FOLDER_FILES) present.set(n, await exists(n));
   const reader = (n) => (present.get(n) === false ? null : urlReader(async () => new URL(n, base), n));
-  return partsOf(reader, base.href, base.href, present);
+  const listing = base.protocol === 'file:' ? (await nodeBuiltin('fs')).readdirSync(base) : undefined;
+  return partsOf(reader, base.href, base.href, present, listing);
 }
 
-function partsOf(reader, where, key, present) {
+// `available`: the folder's file names where they can be listed (Node, a FileList), else undefined.
+function partsOf(reader, where, key, present, available) {
   const config = reader('config.json');
   if (!config) throw new TypeError(`loadModel: ${where} has no config.json (a Hugging Face model folder holds config.json, model.safetensors and tokenizer.json)`);
   // In a page nothing can be listed: model.safetensors is tried first, then the index.
@@ -168,5 +170,5 @@ function partsOf(reader, where, key, present) {
   if (!tokenizer) throw new TypeError(`loadModel: ${where} has no tokenizer.json (nor a llama2.c tokenizer.bin)`);
   return { config, weights, index, fallbackIndex: unknown ? reader('model.safetensors.index.json') : null, tokenizer,
     tokenizerConfig: tokenizer.name === 'tokenizer.json' || tokenizer.name.startsWith('tokenizer.json') ? reader('tokenizer_config.json') : null,
-    optionalTokenizerConfig: true, key };
+    optionalTokenizerConfig: true, key, available };
 }

@@ -339,72 +339,126 @@ EMSCRIPTEN_BINDINGS(attnlens_model) {
 #endif  // ATTNLENS_WITH_MODEL
 
 #ifdef ATTNLENS_WITH_MODEL
-// ---- Llama-family language models (stories260K), for web/model/llama.js ---------------------
-// One language model per module instance, as for USE-lite. Calls leave their results on the heap
-// until the next call or lmRelease(); generation state (the KV cache) lives from lmBegin() to
-// lmEnd(), which the JS layer always calls.
-#include "attnlens/model/llama.hpp"
-#include "attnlens/model/llama_loader.hpp"
+// ---- Transformer language models (GPT-2, BERT, the Llama family, stories260K), for
+// web/model/llama.js. One language model per module instance, as for USE-lite. A Hugging Face
+// checkpoint arrives in pieces (lmBeginHf, lmAddShard per safetensors file, lmFinishHf) so that
+// only one shard's bytes sit on the heap beside the weights. Calls leave their results on the
+// heap until the next call or lmRelease(); generation state (the KV cache) lives from lmBegin()
+// to lmEnd(), which the JS layer always calls.
 #include "attnlens/model/llama_tokenizer.hpp"
+#include "attnlens/model/loader.hpp"
 #include "attnlens/model/sampler.hpp"
+#include "attnlens/model/transformer.hpp"
 
 namespace {
 
+namespace am = attnlens::model;
+
 struct LoadedLm {
-  attnlens::model::Llama net;
-  attnlens::model::LlamaTokenizer tokenizer;
-  std::unique_ptr<attnlens::model::LlamaState> session;  // between lmBegin and lmEnd
-  attnlens::model::Rng rng;
+  am::Transformer net;
+  am::LlamaTokenizer tokenizer;
+  bool has_tokenizer = false;
+  std::unique_ptr<am::TransformerState> session;  // between lmBegin and lmEnd
+  am::Rng rng;
   std::vector<std::vector<float>> attention;  // lmRun: [layer][heads, n, n]
-  std::vector<float> logits, probs;
+  std::vector<float> logits, hidden, probs;
   std::vector<std::int32_t> ids, candidates;
   std::vector<float> candidate_p;
   std::string text;
   std::vector<std::uint32_t> offsets;
+  std::size_t last_scratch = 0;
 };
 LoadedLm* loaded_lm = nullptr;
+std::unique_ptr<LoadedLm> pending_lm;  // a Hugging Face load in progress
+am::HfLoader hf_loader;
 
-// format 0: llama2.c .bin; 1: Hugging Face (config.json + model.safetensors). The bytes stay the
-// caller's: the weights are copied (converted to float32, transposed for the kernels).
-std::string lm_load(int format, std::uintptr_t model, std::size_t model_size, std::uintptr_t config,
-                    std::size_t config_size, std::uintptr_t tokenizer, std::size_t tokenizer_size,
-                    double max_bytes) {
-  if (loaded_lm || loaded_model) return "this module already holds a model";
+std::size_t limit_of(double max_bytes) { return static_cast<std::size_t>(max_bytes > 0 ? max_bytes : 0); }
+
+// A llama2.c checkpoint (the bytes stay the caller's: the weights are copied).
+std::string lm_load_llama2c(std::uintptr_t model, std::size_t size, double max_bytes) {
+  if (loaded_lm || loaded_model || pending_lm) return "this module already holds a model";
   auto m = std::make_unique<LoadedLm>();
-  const auto limit = static_cast<std::size_t>(max_bytes > 0 ? max_bytes : 0);
-  std::string error =
-      format == 0 ? attnlens::model::load_llama2c(span<const std::uint8_t>(model, model_size), m->net, limit)
-                  : attnlens::model::load_huggingface(
-                        std::string_view(reinterpret_cast<const char*>(config), config_size),
-                        span<const std::uint8_t>(model, model_size), m->net, limit);
-  if (error.empty())
-    error = m->tokenizer.load(span<const std::uint8_t>(tokenizer, tokenizer_size), m->net.config().vocab_size);
+  std::string error = am::load_llama2c(span<const std::uint8_t>(model, size), m->net, limit_of(max_bytes));
   if (error.empty()) loaded_lm = m.release();
   return error;
 }
 
+std::string lm_begin_hf(std::string config, double context) {
+  if (loaded_lm || loaded_model || pending_lm) return "this module already holds a model";
+  auto m = std::make_unique<LoadedLm>();
+  std::string error = hf_loader.begin(config, m->net, limit_of(context));
+  if (error.empty()) pending_lm = std::move(m);
+  return error;
+}
+
+std::string lm_add_shard(std::uintptr_t bytes, std::size_t size, std::string name, double max_bytes) {
+  if (!pending_lm) return "no load is in progress";
+  std::string error = hf_loader.add_shard(span<const std::uint8_t>(bytes, size), name, limit_of(max_bytes));
+  if (!error.empty()) pending_lm.reset();
+  return error;
+}
+
+std::string lm_finish_hf() {
+  if (!pending_lm) return "no load is in progress";
+  std::string error = hf_loader.finish();
+  if (error.empty()) loaded_lm = pending_lm.release();
+  pending_lm.reset();
+  return error;
+}
+
+// Drops a load in progress (after a shard could not be read).
+void lm_abort_hf() { pending_lm.reset(); }
+
+// A llama2.c tokenizer file for the loaded model (stories260K, llama2.c checkpoints).
+std::string lm_set_tokenizer(std::uintptr_t bytes, std::size_t size) {
+  if (!loaded_lm) return "no language model is loaded";
+  std::string error = loaded_lm->tokenizer.load(span<const std::uint8_t>(bytes, size), loaded_lm->net.spec().vocab);
+  loaded_lm->has_tokenizer = error.empty();
+  return error;
+}
+
 struct LmInfo {
+  std::string architecture, model_type, kind, rope;
   std::size_t dim = 0, hidden_dim = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
-  std::size_t vocab_size = 0, seq_len = 0;
-  bool shared_classifier = false;
-  std::string rope;
+  std::size_t vocab_size = 0, seq_len = 0, type_vocab = 0;
+  bool shared_classifier = false, has_tokenizer = false;
 };
 
 LmInfo lm_info() {
   LmInfo info;
   if (!loaded_lm) return info;
-  const auto& c = loaded_lm->net.config();
-  info = {c.dim, c.hidden_dim, c.layers, c.heads, c.kv_heads, c.head_dim, c.vocab_size, c.seq_len,
-          c.shared_classifier,
-          c.rope == attnlens::model::RopeLayout::interleaved ? "interleaved" : "half"};
+  const am::Spec& c = loaded_lm->net.spec();
+  info.architecture = c.architecture;
+  info.model_type = c.model_type;
+  info.kind = c.head == am::HeadKind::causal_lm ? "causal-lm" : c.head == am::HeadKind::masked_lm ? "masked-lm" : "encoder";
+  info.rope = !c.rope ? "none" : c.rope_layout == am::RopeLayout::interleaved ? "interleaved" : "half";
+  info.dim = c.dim, info.hidden_dim = c.ffn, info.layers = c.layers, info.heads = c.heads;
+  info.kv_heads = c.kv_heads, info.head_dim = c.head_dim, info.vocab_size = c.vocab, info.seq_len = c.context;
+  info.type_vocab = c.type_vocab;
+  info.shared_classifier = c.tied_head;
+  info.has_tokenizer = loaded_lm->has_tokenizer;
   return info;
+}
+
+struct LmMemory {
+  double weights = 0, kv_cache = 0, scratch = 0;
+};
+
+LmMemory lm_memory() {
+  LmMemory m;
+  if (!loaded_lm) return m;
+  m.weights = static_cast<double>(loaded_lm->net.weight_bytes());
+  if (loaded_lm->session)
+    m.kv_cache = static_cast<double>(am::cache_bytes(loaded_lm->net.spec(), loaded_lm->session->capacity));
+  m.scratch = static_cast<double>(loaded_lm->last_scratch);
+  return m;
 }
 
 // Addresses of a call's results (0 when absent).
 struct LmCall {
   std::string error;
-  std::size_t count = 0;
-  std::uintptr_t ids = 0, text = 0, offsets = 0, logits = 0, bytes = 0;
+  std::size_t count = 0, logits_count = 0;
+  std::uintptr_t ids = 0, text = 0, offsets = 0, logits = 0, hidden = 0, bytes = 0;
   std::size_t bytes_size = 0;
 };
 
@@ -413,6 +467,7 @@ void lm_release() {
   LoadedLm& m = *loaded_lm;
   std::vector<std::vector<float>>().swap(m.attention);
   std::vector<float>().swap(m.logits);
+  std::vector<float>().swap(m.hidden);
   std::vector<float>().swap(m.probs);
   std::vector<std::int32_t>().swap(m.ids);
   std::vector<std::int32_t>().swap(m.candidates);
@@ -421,12 +476,13 @@ void lm_release() {
   std::vector<std::uint32_t>().swap(m.offsets);
 }
 
-// The display text of `ids` (BOS '<s>', byte pieces as their byte), as one string + offsets.
+// The display text of `ids` (BOS '<s>', byte pieces as their byte), as one string + offsets;
+// empty texts without a llama2.c tokenizer (the JS tokenizer names the tokens then).
 void lm_fill_tokens(LoadedLm& m, LmCall& c) {
   m.text.clear();
   m.offsets.assign(1, 0);
   for (std::int32_t id : m.ids) {
-    m.text += m.tokenizer.display(id);
+    if (m.has_tokenizer) m.text += m.tokenizer.display(id);
     m.offsets.push_back(static_cast<std::uint32_t>(m.text.size()));
   }
   c.count = m.ids.size();
@@ -438,6 +494,7 @@ void lm_fill_tokens(LoadedLm& m, LmCall& c) {
 LmCall lm_tokenize(std::uintptr_t text, std::size_t size) {
   LmCall c;
   if (!loaded_lm) return c.error = "no language model is loaded", c;
+  if (!loaded_lm->has_tokenizer) return c.error = "the model has no llama2.c tokenizer", c;
   loaded_lm->ids = loaded_lm->tokenizer.encode(std::string_view(reinterpret_cast<const char*>(text), size));
   lm_fill_tokens(*loaded_lm, c);
   return c;
@@ -448,6 +505,7 @@ LmCall lm_tokenize(std::uintptr_t text, std::size_t size) {
 LmCall lm_decode(std::uintptr_t ids, std::size_t count, int previous) {
   LmCall c;
   if (!loaded_lm) return c.error = "no language model is loaded", c;
+  if (!loaded_lm->has_tokenizer) return c.error = "the model has no llama2.c tokenizer", c;
   LoadedLm& m = *loaded_lm;
   const auto* p = reinterpret_cast<const std::int32_t*>(ids);
   m.ids.assign(p, p + count);
@@ -465,38 +523,54 @@ LmCall lm_decode(std::uintptr_t ids, std::size_t count, int previous) {
 }
 
 std::string lm_check_ids(const LoadedLm& m, const std::int32_t* p, std::size_t count) {
-  const auto& cfg = m.net.config();
+  const am::Spec& cfg = m.net.spec();
   if (count == 0) return "ids is empty: the model needs at least one token";
-  if (count > cfg.seq_len)
+  if (count > cfg.context)
     return "the input has " + std::to_string(count) + " tokens, more than the model's context of " +
-           std::to_string(cfg.seq_len);
+           std::to_string(cfg.context);
   for (std::size_t i = 0; i < count; ++i)
-    if (p[i] < 0 || static_cast<std::size_t>(p[i]) >= cfg.vocab_size)
+    if (p[i] < 0 || static_cast<std::size_t>(p[i]) >= cfg.vocab)
       return "ids[" + std::to_string(i) + "] is " + std::to_string(p[i]) + ", outside the vocabulary 0.." +
-             std::to_string(cfg.vocab_size - 1);
+             std::to_string(cfg.vocab - 1);
   return {};
 }
 
-// The whole sequence at once (causal): every layer's attention and the last position's logits.
-LmCall lm_run(std::uintptr_t ids, std::size_t count, double max_bytes, bool simd) {
+// The whole sequence at once: every layer's attention, the logits (the last position's for a
+// causal LM, every position's for a masked LM) and, for encoders, the hidden states.
+// `types`: token type ids (0 = all 0).
+LmCall lm_run(std::uintptr_t ids, std::size_t count, std::uintptr_t types, double max_bytes, bool simd) {
   LmCall c;
   if (!loaded_lm) return c.error = "no language model is loaded", c;
   LoadedLm& m = *loaded_lm;
+  const am::Spec& spec = m.net.spec();
   const auto* p = reinterpret_cast<const std::int32_t*>(ids);
   if (!(c.error = lm_check_ids(m, p, count)).empty()) return c;
-  const std::size_t need = attnlens::model::llama_run_bytes(m.net.config(), count);
+  const auto* t = reinterpret_cast<const std::int32_t*>(types);
+  if (t)
+    for (std::size_t i = 0; i < count; ++i)
+      if (t[i] < 0 || static_cast<std::size_t>(t[i]) >= (spec.type_vocab ? spec.type_vocab : 1))
+        return c.error = "token type " + std::to_string(t[i]) + " at position " + std::to_string(i) +
+                         " is outside the model's " + std::to_string(spec.type_vocab ? spec.type_vocab : 1) + " types",
+               c;
+  const std::size_t need = am::run_bytes(spec, count);
   if (static_cast<double>(need) > max_bytes)
     return c.error = "run() over " + std::to_string(count) + " tokens needs " + std::to_string(need >> 20) +
-                     " MiB of working memory, more than the " +
-                     std::to_string(static_cast<std::size_t>(max_bytes) >> 20) + " MiB available",
+                     " MiB of working memory, more than the " + std::to_string(limit_of(max_bytes) >> 20) +
+                     " MiB available",
            c;
+  m.last_scratch = need;
   m.ids.assign(p, p + count);
-  attnlens::model::LlamaState state;
-  m.net.reset(state, count);
-  m.net.prefill(m.ids, state, &m.attention, kernel(simd));
-  m.logits = std::move(state.logits);
+  std::vector<std::int32_t> type_ids;
+  if (t && spec.type_vocab) type_ids.assign(t, t + count);
+  am::ForwardOutputs out;
+  out.attention = &m.attention;
+  if (spec.head != am::HeadKind::none) out.logits = &m.logits;
+  if (spec.head == am::HeadKind::none) out.hidden = &m.hidden;
+  m.net.forward(m.ids, type_ids, nullptr, out, kernel(simd));  // no KV cache: nothing follows
   lm_fill_tokens(m, c);
   c.logits = reinterpret_cast<std::uintptr_t>(m.logits.data());
+  c.logits_count = m.logits.size();
+  c.hidden = reinterpret_cast<std::uintptr_t>(m.hidden.data());
   return c;
 }
 
@@ -511,20 +585,20 @@ std::string lm_begin(std::uintptr_t ids, std::size_t count, std::uint32_t seed_l
                      double max_bytes, bool simd) {
   if (!loaded_lm) return "no language model is loaded";
   LoadedLm& m = *loaded_lm;
+  const am::Spec& cfg = m.net.spec();
+  if (cfg.head != am::HeadKind::causal_lm) return "the model is not a causal language model: it cannot generate";
   const auto* p = reinterpret_cast<const std::int32_t*>(ids);
   std::string error = lm_check_ids(m, p, count);
   if (!error.empty()) return error;
-  const auto& cfg = m.net.config();
-  const std::size_t need = attnlens::model::llama_cache_bytes(cfg, cfg.seq_len) +
-                           attnlens::model::llama_run_bytes(cfg, count);
+  const std::size_t need = am::cache_bytes(cfg, cfg.context) + am::run_bytes(cfg, count);
   if (static_cast<double>(need) > max_bytes)
     return "generation needs " + std::to_string(need >> 20) + " MiB of working memory, more than the " +
-           std::to_string(static_cast<std::size_t>(max_bytes) >> 20) + " MiB available";
-  m.session = std::make_unique<attnlens::model::LlamaState>();
-  m.net.reset(*m.session, cfg.seq_len);
+           std::to_string(limit_of(max_bytes) >> 20) + " MiB available";
+  m.session = std::make_unique<am::TransformerState>();
+  m.net.reset(*m.session, cfg.context);
   m.ids.assign(p, p + count);
   m.net.prefill(m.ids, *m.session, nullptr, kernel(simd));
-  m.rng = attnlens::model::Rng(static_cast<std::uint64_t>(seed_high) << 32 | seed_low);
+  m.rng = am::Rng(static_cast<std::uint64_t>(seed_high) << 32 | seed_low);
   return {};
 }
 
@@ -541,11 +615,11 @@ LmDraw lm_sample(float temperature, float top_p, std::size_t k) {
   LmDraw d;
   if (!loaded_lm || !loaded_lm->session) return d.error = "no generation is in progress", d;
   LoadedLm& m = *loaded_lm;
-  attnlens::model::SampleOptions options;
+  am::SampleOptions options;
   options.temperature = temperature;
   options.top_p = top_p;
-  d.id = attnlens::model::sample(m.session->logits, options, m.rng, m.probs);
-  m.candidates = attnlens::model::top_k(m.probs, k);
+  d.id = am::sample(m.session->logits, options, m.rng, m.probs);
+  m.candidates = am::top_k(m.probs, k);
   m.candidate_p.clear();
   for (std::int32_t id : m.candidates) m.candidate_p.push_back(m.probs[static_cast<std::size_t>(id)]);
   d.position = m.session->position - 1;
@@ -566,7 +640,7 @@ std::string lm_feed(int id, bool simd) {
   if (!loaded_lm || !loaded_lm->session) return "no generation is in progress";
   LoadedLm& m = *loaded_lm;
   if (m.session->position >= m.session->capacity) return "the context is full";
-  if (id < 0 || static_cast<std::size_t>(id) >= m.net.config().vocab_size) return "id outside the vocabulary";
+  if (id < 0 || static_cast<std::size_t>(id) >= m.net.spec().vocab) return "id outside the vocabulary";
   m.net.step(id, *m.session, kernel(simd));
   return {};
 }
@@ -583,6 +657,10 @@ void lm_end() {
 EMSCRIPTEN_BINDINGS(attnlens_lm) {
   using namespace emscripten;
   value_object<LmInfo>("LmInfo")
+      .field("architecture", &LmInfo::architecture)
+      .field("modelType", &LmInfo::model_type)
+      .field("kind", &LmInfo::kind)
+      .field("rope", &LmInfo::rope)
       .field("dim", &LmInfo::dim)
       .field("hiddenDim", &LmInfo::hidden_dim)
       .field("layers", &LmInfo::layers)
@@ -591,15 +669,22 @@ EMSCRIPTEN_BINDINGS(attnlens_lm) {
       .field("headDim", &LmInfo::head_dim)
       .field("vocabSize", &LmInfo::vocab_size)
       .field("seqLen", &LmInfo::seq_len)
+      .field("typeVocab", &LmInfo::type_vocab)
       .field("sharedClassifier", &LmInfo::shared_classifier)
-      .field("rope", &LmInfo::rope);
+      .field("hasTokenizer", &LmInfo::has_tokenizer);
+  value_object<LmMemory>("LmMemory")
+      .field("weights", &LmMemory::weights)
+      .field("kvCache", &LmMemory::kv_cache)
+      .field("scratch", &LmMemory::scratch);
   value_object<LmCall>("LmCall")
       .field("error", &LmCall::error)
       .field("count", &LmCall::count)
+      .field("logitsCount", &LmCall::logits_count)
       .field("ids", &LmCall::ids)
       .field("text", &LmCall::text)
       .field("offsets", &LmCall::offsets)
       .field("logits", &LmCall::logits)
+      .field("hidden", &LmCall::hidden)
       .field("bytes", &LmCall::bytes)
       .field("bytesSize", &LmCall::bytes_size);
   value_object<LmDraw>("LmDraw")
@@ -609,8 +694,14 @@ EMSCRIPTEN_BINDINGS(attnlens_lm) {
       .field("count", &LmDraw::count)
       .field("candidates", &LmDraw::candidates)
       .field("probabilities", &LmDraw::probabilities);
-  function("lmLoad", &lm_load);
+  function("lmLoadLlama2c", &lm_load_llama2c);
+  function("lmBeginHf", &lm_begin_hf);
+  function("lmAddShard", &lm_add_shard);
+  function("lmFinishHf", &lm_finish_hf);
+  function("lmAbortHf", &lm_abort_hf);
+  function("lmSetTokenizer", &lm_set_tokenizer);
   function("lmInfo", &lm_info);
+  function("lmMemory", &lm_memory);
   function("lmTokenize", &lm_tokenize);
   function("lmDecode", &lm_decode);
   function("lmRun", &lm_run);

@@ -84,23 +84,27 @@ struct lanes16<scalar_arch> {
 };
 
 #ifdef ATTNLENS_HAVE_SIMD
+// Float16, in 5 integer operations for 2·W values: an arithmetic shift right by 3 moves a half's
+// sign to bit 31 and its exponent and mantissa to bits 27…13 (float32's exponent and mantissa,
+// exponent bias off by 112), with copies of the sign in bits 30…28 that the mask clears; the
+// even half is first shifted up into the high half. Then × 2^112 (f16_finite_to_f32).
 template <class Arch>
 struct lanes16 {
   using F = typename vec<Arch>::type;
-  using U = xsimd::batch<std::uint32_t, typename F::arch_type>;
-  static U load(const std::uint16_t* p) {
-    return U::load_unaligned(reinterpret_cast<const std::uint32_t*>(p));
+  using I = xsimd::batch<std::int32_t, typename F::arch_type>;
+  static I load(const std::uint16_t* p) {
+    return I::load_unaligned(reinterpret_cast<const std::int32_t*>(p));
   }
   static void f16(const std::uint16_t* p, F& even, F& odd) {
-    const U v = load(p), magnitude(0x0FFFE000u), sign(0x80000000u);
+    const I v = load(p), keep(static_cast<std::int32_t>(0x8FFFE000u));
     const F scale(0x1p112f);
-    even = xsimd::bitwise_cast<float>(((v << 13) & magnitude) | ((v << 16) & sign)) * scale;
-    odd = xsimd::bitwise_cast<float>(((v >> 3) & magnitude) | (v & sign)) * scale;
+    even = xsimd::bitwise_cast<float>(((v << 16) >> 3) & keep) * scale;
+    odd = xsimd::bitwise_cast<float>((v >> 3) & keep) * scale;
   }
   static void bf16(const std::uint16_t* p, F& even, F& odd) {
-    const U v = load(p);
+    const I v = load(p);
     even = xsimd::bitwise_cast<float>(v << 16);
-    odd = xsimd::bitwise_cast<float>(v & U(0xFFFF0000u));
+    odd = xsimd::bitwise_cast<float>(v & I(static_cast<std::int32_t>(0xFFFF0000u)));
   }
   static void zip(F even, F odd, float* out) {
     vec<Arch>::store(out, xsimd::zip_lo(even, odd));

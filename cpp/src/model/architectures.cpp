@@ -276,6 +276,10 @@ std::string llama_spec(const Json& j, Spec& s) {
   TRY(int_field(j, "num_key_value_heads", kMaxHeads, s.heads, s.kv_heads));
   TRY(int_field(j, "vocab_size", kMaxVocab, 0, s.vocab));
   TRY(int_field(j, "max_position_embeddings", kMaxContext, 0, s.context));
+  const Json* head_dim = j.get("head_dim");
+  if ((!head_dim || head_dim->is(Json::Type::null)) && s.dim % s.heads)
+    return "the model's head size must divide hidden_size (" + std::to_string(s.dim) + ") by num_attention_heads (" +
+           std::to_string(s.heads) + ") (from config.json)";
   TRY(int_field(j, "head_dim", kMaxDim, s.dim / s.heads ? s.dim / s.heads : 1, s.head_dim));
   TRY(float_field(j, "rms_norm_eps", 1e-6f, s.eps));
   TRY(float_field(j, "rope_theta", 10000.0f, s.rope_theta));

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <unordered_set>
 
 #include "attnlens/model/architectures.hpp"
 #include "attnlens/model/json.hpp"
@@ -16,7 +15,6 @@ namespace {
 constexpr std::uint32_t kVersionMagic = 0x616b3432;  // "ak42" as written by export.py
 constexpr std::size_t kVersionHeaderBytes = 256;
 constexpr std::size_t kMaxSafetensorsHeader = 100u << 20;
-constexpr std::size_t kMaxShards = 100000;
 
 std::int32_t read_i32(const std::uint8_t* p) {
   std::uint32_t v;
@@ -210,32 +208,6 @@ std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTe
   return {};
 }
 
-std::string parse_shard_index(std::string_view text, std::vector<std::string>& files) {
-  files.clear();
-  Json json;
-  std::string error = parse_json(text, json);
-  if (!error.empty()) return "the shard index is not valid JSON: " + error;
-  const Json* map = json.is(Json::Type::object) ? json.get("weight_map") : nullptr;
-  if (!map || !map->is(Json::Type::object))
-    return "the shard index has no \"weight_map\" object (tensor name → shard file)";
-  if (map->object.empty()) return "the shard index's \"weight_map\" is empty";
-  std::unordered_set<std::string> seen;
-  for (const auto& [tensor, file] : map->object) {
-    if (!file.is(Json::Type::string))
-      return "the shard index maps '" + tensor + "' to something other than a file name";
-    const std::string& f = file.string;
-    if (f.empty() || f.size() > 255 || f == "." || f == ".." || f.find_first_of("/\\") != std::string::npos ||
-        f.find('\0') != std::string::npos)
-      return "the shard index maps '" + tensor + "' to \"" + f.substr(0, 64) +
-             "\", which is not a plain file name beside the index";
-    if (seen.insert(f).second) {
-      if (files.size() >= kMaxShards) return "the shard index names more than " + std::to_string(kMaxShards) + " shards";
-      files.push_back(f);
-    }
-  }
-  return {};
-}
-
 std::string HfLoader::begin(std::string_view config_json, Transformer& model, std::size_t context) {
   model_ = nullptr;
   seen_.clear();
@@ -259,7 +231,19 @@ std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::strin
     TensorPlace place;
   };
   std::vector<Planned> planned;
-  std::size_t added = 0, element = 0;
+  std::size_t added = 0;
+  // The first shard's first matrix says the precision: refuse a model that cannot fit before
+  // looking further (a 7B config with a small file is a memory problem first).
+  if (!checked_)
+    for (const SafeTensor& t : tensors) {
+      const TensorPlace place = place_tensor(s, t.name);
+      if ((place.kind != TensorPlace::Kind::role && place.kind != TensorPlace::Kind::fused_qkv) || !role_is_matrix(place.role))
+        continue;
+      error = check_fits(s, weight_type_size(t.type), max_bytes);
+      if (!error.empty()) return error;
+      checked_ = true;
+      break;
+    }
   for (const SafeTensor& t : tensors) {
     const TensorPlace place = place_tensor(s, t.name);
     if (place.kind == TensorPlace::Kind::ignored || place.kind == TensorPlace::Kind::unknown) continue;
@@ -279,15 +263,9 @@ std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::strin
       return "tensor '" + t.name + "' has shape " + shape_text(t.shape) + ", expected " + shape_text(want) +
              " from config.json";
     if (!role_used(s, place.role)) continue;  // e.g. a tied lm_head
-    if (matrix && !element) element = weight_type_size(t.type);
     added += out * in * (matrix ? weight_type_size(t.type) : 4);
     planned.push_back({&t, place});
     seen_.push_back(t.name);
-  }
-  if (!checked_ && element) {
-    error = check_fits(s, element, max_bytes + 0);
-    if (!error.empty()) return error;
-    checked_ = true;
   }
   if (added > max_bytes)
     return "the tensors of " + file + " need " + mib(added) + ", more than the " + mib(max_bytes) + " of memory available";

@@ -203,20 +203,30 @@ std::string Transformer::set(Role role, std::size_t layer, const SourceTensor& s
   std::unique_ptr<std::uint8_t[]> bytes(new (std::nothrow) std::uint8_t[out * in * size]);
   if (!bytes) return "could not allocate " + std::to_string(out * in * size) + " bytes for tensor '" + name + "'";
   std::uint8_t* to = bytes.get();
-  for (std::size_t r = 0; r < out; ++r)
-    for (std::size_t c = 0; c < in; ++c) {
-      const std::size_t row = src.row_offset + r;
-      const std::uint8_t* from = src.data + (src.transposed ? c * src.out_total + row : row * in + c) * src_size;
-      if (!finite_bits(from, src.type))
-        return "tensor '" + name + "' holds a non-finite value at [" + std::to_string(row) + ", " + std::to_string(c) + "]";
-      if (size == src_size) {
-        std::memcpy(to, from, size);
-      } else {
-        const float f = decode(from, src.type);
-        std::memcpy(to, &f, 4);
+  if (!src.transposed && size == src_size) {
+    // Rows in place at the file's precision: one copy, then a scan for non-finite values.
+    const std::uint8_t* from = src.data + src.row_offset * in * size;
+    std::memcpy(to, from, out * in * size);
+    for (std::size_t i = 0; i < out * in; ++i)
+      if (!finite_bits(to + i * size, type))
+        return "tensor '" + name + "' holds a non-finite value at [" + std::to_string(src.row_offset + i / in) + ", " +
+               std::to_string(i % in) + "]";
+  } else {  // transposed (Conv1D) or widened (a 16-bit vector): element by element
+    for (std::size_t r = 0; r < out; ++r)
+      for (std::size_t c = 0; c < in; ++c) {
+        const std::size_t row = src.row_offset + r;
+        const std::uint8_t* from = src.data + (src.transposed ? c * src.out_total + row : row * in + c) * src_size;
+        if (!finite_bits(from, src.type))
+          return "tensor '" + name + "' holds a non-finite value at [" + std::to_string(row) + ", " + std::to_string(c) + "]";
+        if (size == src_size) {
+          std::memcpy(to, from, size);
+        } else {
+          const float f = decode(from, src.type);
+          std::memcpy(to, &f, 4);
+        }
+        to += size;
       }
-      to += size;
-    }
+  }
   if (t.bytes) weight_bytes_ -= t.out * t.in * weight_type_size(t.type);
   t.bytes = std::move(bytes);
   t.type = type;

@@ -56,7 +56,7 @@ describe('views a new user tries', () => {
     const grid = await tiles(page, 'heads');
     const want = [...Array.from({ length: layers }, (_, l) => [...Array.from({ length: heads }, (_, h) => `${l}/${h}`), `${l}/mean`, `${l}/max`]).flat(), 'rollout/mean'];
     assert.deepEqual(grid.map((t) => t.at), want);
-    assert.match(grid.find((t) => t.at === '1/max').label, /^Layer 2, max over 4 heads: .*rows do not add up to 1/);
+    assert.match(grid.find((t) => t.at === '1/max').label, /^Max, layer 2, max over 4 heads: .*rows do not add up to 1/);
     for (const [at, expected] of [
       ['1/max', headReduce(flat[1], heads, n * n, 'max')],
       ['2/mean', headReduce(flat[2], heads, n * n, 'mean')],

@@ -63,6 +63,9 @@ export function navigate(key, index, count, { columns = count, page = 10 } = {})
 
 export const isActivation = (event) => event.key === 'Enter' || event.key === ' ';
 
+/** Whether the reader asked for less motion: Scan, Play and autoplay then step instead of animating. */
+export const reducedMotion = () => globalThis.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
+
 /** Sets a polite live region's text so screen readers read it (even when it repeats). */
 export function announce(region, text) {
   if (region.textContent === text) region.textContent = '';

@@ -1,4 +1,4 @@
-// Types shared by the attnlens figures. Hand-written; see "Figures" in the README for the data format.
+// Types shared by the attnlens figures. Hand-written; see docs/figures.md for the data format.
 import type { Lens } from '../../attnlens.js';
 
 /** A list of numbers, nested lists of numbers, or a typed array. */
@@ -87,7 +87,7 @@ export interface AttnState {
   scale: Scale;
   temperature: number;
   mask: Mask;
-  /** Tokens left out of the picture: texts and indices (see "Hiding tokens" in the README). */
+  /** Tokens left out of the picture: texts and indices (see "Hiding tokens" in docs/figures.md). */
   hide: ReadonlyArray<string | number>;
   /** Whether the weights left after hiding are renormalised (each row sums to 1 again). */
   renormalize: boolean;

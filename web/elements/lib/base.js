@@ -1,7 +1,8 @@
 // What every figure shares: the shadow root and its styles, the data life cycle (read source →
-// check → compute with the engine → draw), the state (layer, head, query, step, scale,
-// temperature, mask) as attributes and properties with `change` events, the error state, the
-// layer/head pickers and the SVG/PNG export. Subclasses implement setup(), render() and svg().
+// check → compute with the engine → hide tokens → draw), the state (layer, head, query, step,
+// scale, temperature, mask, hide, renormalize) as attributes and properties with `change`
+// events, the error state, the layer/head pickers and the SVG/PNG/HTML export. Subclasses
+// implement setup(), render() and svg().
 import { init } from '../../attnlens.js';
 import { announce } from './a11y.js';
 import { BufferPool } from './buffers.js';

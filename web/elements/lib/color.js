@@ -56,11 +56,28 @@ export function signedScale(negative, low, positive, max) {
   return { rgb, css: (x) => css(rgb(x)) };
 }
 
-/** Black or white, whichever reads better on `rgb`. */
-export function textOn(rgb) {
+/** WCAG 2.1 relative luminance of an sRGB colour [r, g, b] (0–255). */
+export function luminance(rgb) {
   const [r, g, b] = rgb.map((c) => {
     const s = c / 255;
     return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
   });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.3 ? '#000' : '#fff';
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/** WCAG 2.1 contrast ratio of two colours (1 to 21). */
+export function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+const BLACK = [0, 0, 0], WHITE = [255, 255, 255];
+
+/**
+ * Black or white text on a cell of colour `rgb`: whichever has the higher contrast with it. One of
+ * the two always reaches at least 4.58:1 (they tie at luminance 0.179), so text on any cell meets
+ * WCAG AA's 4.5:1.
+ */
+export function textOn(rgb) {
+  return contrast(BLACK, rgb) >= contrast(WHITE, rgb) ? '#000' : '#fff';
 }

@@ -81,8 +81,8 @@ function lazyWeights(data, nK, pool, compute, whole = false) {
   return lazyWeightsArray(lazy, data.kind === 'attention' ? data.layers : 1);
 }
 
-// What the state shows is computed now (so errors surface here, as before, and the figure's
-// pooled arrays are taken in order); other heads when first read. Indices past the data's are
+// What the state shows is computed now (so errors surface here, not on a later read, and the
+// figure's pooled arrays are taken in order); other heads when first read. Indices past the data's are
 // clamped as the figure clamps them.
 function computeShown(result, { layer = 0, head = 0 } = {}) {
   if (layer === 'rollout') {

@@ -1,4 +1,4 @@
-// What an author gives a figure, checked and normalised. Three kinds (see "Figures" in the README):
+// What an author gives a figure, checked and normalised. Three kinds (see "The JSON" in docs/figures.md):
 //   vectors      tokens + Q, K, V (+ dK, heads)           → the engine's attention()
 //   projections  tokens + X + W_Q, W_K, W_V[, W_O] + heads → the engine's multiHead()
 //   attention    tokens + precomputed [layers][heads][n][n] weights

@@ -1,7 +1,7 @@
 // Attention weights computed head by head when first read. A heatmap shows one head (or a mean
 // over them): computing all eight heads of n = 512 after each temperature, scale or mask change
-// cost ~12 ms of a 16 ms frame on one thread, one head ~1.5 ms. A result's `weights` stays an
-// array with one Float32Array [heads·nQ·nK] per layer, as before: reading `weights[layer]`
+// cost ~12 ms of a 16 ms frame on one thread, one head ~1.5 ms. A result's `weights` is an
+// array with one Float32Array [heads·nQ·nK] per layer: reading `weights[layer]`
 // fills that layer's missing heads first, so code that reads every head (aggregates, rollout,
 // exports, the grid of heads) gets correct numbers; `lazyHead` (compute.js headMatrix) fills one.
 // DOM-free.

@@ -1,7 +1,7 @@
-// The figures' state: layer, head, query, step, scale, temperature, mask. Each has a parser
-// (attribute text or property value → value, RangeError when invalid) and says whether a change
-// means computing again (otherwise only the view is redrawn). `format` (optional) turns a value
-// back into attribute text (null: remove the attribute).
+// The figures' state: layer, head, query, step, scale, temperature, mask, hide, renormalize.
+// Each has a parser (attribute text or property value → value, RangeError when invalid) and says
+// whether a change means computing again (otherwise only the view is redrawn). `format`
+// (optional) turns a value back into attribute text (null: remove the attribute).
 import { formatHide, parseHide } from './filter.js';
 
 export const STEPS = ['scores', 'scale', 'mask', 'softmax', 'weights', 'output'];

@@ -56,4 +56,18 @@ button[aria-pressed="true"] { background: var(--attn-accent); color: var(--attn-
 .error.attribute-error { padding: 4px 8px; margin-bottom: 6px; }
 .num { font-variant-numeric: tabular-nums; }
 @media (prefers-reduced-motion: reduce) { * { transition: none !important; animation: none !important; } }
+/* Forced colours (e.g. Windows high contrast) replace the theme's colours with system ones, and
+   backgrounds become Canvas: state that rests on a background (pressed, selected, checked, the
+   current step, pinned rows) and bar lengths get system colours of their own. Canvas figures keep
+   their pixels. */
+@media (forced-colors: active) {
+  button[aria-pressed="true"], [role="tab"][aria-selected="true"], [aria-checked="true"] {
+    forced-color-adjust: none; background: Highlight; color: HighlightText; border-color: Highlight;
+  }
+  [role="gridcell"][aria-selected="true"], figure.current { border-color: Highlight; }
+  tr.query > * { outline: 2px solid Highlight; outline-offset: -2px; }
+  .track { forced-color-adjust: none; background: Canvas; border: 1px solid CanvasText; }
+  .fill { forced-color-adjust: none; background: CanvasText; }
+  :focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
+}
 `;

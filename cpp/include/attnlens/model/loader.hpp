@@ -8,7 +8,8 @@
 //     classifier byte, zero padding to 256 bytes) followed by float32 arrays in its order.
 //     Version 2 (int8-quantised) files are refused with a message.
 //   Hugging Face: config.json (architectures.hpp maps it to a Spec) and model.safetensors, or
-//     its shards one at a time (with model.safetensors.index.json), F32/F16/BF16 tensors.
+//     its shards one at a time, F32/F16/BF16 tensors (the JS layer reads the shard index:
+//     web/model/shards.js).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,10 +35,6 @@ struct SafeTensor {
 // "" when `bytes` are a well-formed safetensors file (every tensor's offsets inside the data,
 // sizes matching shape × dtype), else a message.
 std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTensor>& out);
-
-// The shard file names model.safetensors.index.json lists in its weight_map, each once, in
-// order of first appearance; names must be plain file names (no folders). "" or a message.
-std::string parse_shard_index(std::string_view json, std::vector<std::string>& files);
 
 // A Hugging Face checkpoint loaded shard by shard: begin(), add_shard() for each file, finish().
 // The model's weights are allocated tensor by tensor as shards arrive, so that a caller needs
