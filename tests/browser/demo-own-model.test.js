@@ -5,7 +5,8 @@
 // the generation is m.generate; a bad folder shows its ModelFormatError as text and the page
 // stays usable. Every request but the page's own (same-origin GET) files is refused and recorded.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -46,6 +47,21 @@ async function openDemo(browser) {
   await page.goto(`${browser.url}/demo/`);
   await page.waitForFunction(() => /Engine:/.test(document.getElementById('engine').textContent));
   return page;
+}
+
+// axe-core (WCAG 2.1 A and AA) over the section, sent same-origin as the page's own file.
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+async function axeViolations(page, origin) {
+  await page.route(`${origin}/__axe__.js`, (route) => route.fulfill({ status: 200, contentType: 'text/javascript', body: AXE }));
+  return page.evaluate(async () => {
+    if (!window.axe) {
+      const script = Object.assign(document.createElement('script'), { src: '/__axe__.js' });
+      await new Promise((resolve, reject) => { script.onload = resolve; script.onerror = reject; document.head.append(script); });
+    }
+    const { violations } = await window.axe.run({ include: ['#own-model'] },
+      { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] });
+    return violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
 }
 
 /** Waits for the section to open a model (or show an error); returns the status and error text. */
@@ -134,6 +150,7 @@ describe('demo: your own model, in headless Chromium', () => {
     assert.equal(generation.prompt, TEXT);
     assert.equal(generation.text, lm.generate(TEXT, { steps: 16, temperature: 0 }).text);
     assert.equal(await page.locator('#own-fill').isHidden(), true);
+    assert.deepEqual(await axeViolations(page, new URL(browser.url).origin), [], 'axe: the section with a causal LM open');
     // The text box drives the figures.
     const other = 'Dogs chase cats 😀';
     await page.fill('#own-text', other);
@@ -165,6 +182,7 @@ describe('demo: your own model, in headless Chromium', () => {
     for (const b of bars) assert.match(b.value, /^\d+\.\d+ %$/);
     assert.match(await page.textContent('#own-fill-note'), /best guesses for token \d+/);
     assert.equal(await page.locator('#own-writes').isHidden(), true);
+    assert.deepEqual(await axeViolations(page, new URL(browser.url).origin), [], 'axe: the section with a masked LM open');
     // Without a mask the bars say what is missing; the attention figures still follow.
     await page.fill('#own-text', 'no mask here');
     await page.waitForFunction(() => /Put \[MASK\] in the text/.test(document.getElementById('own-fill-note').textContent));
@@ -233,6 +251,7 @@ describe('demo: your own model, in headless Chromium', () => {
       .map((id) => [id, document.getElementById(id).getBoundingClientRect().right]));
     for (const [id, right] of rights) assert.ok(right <= 360, `${id} ends at ${right}px`);
     assert.equal(await page.evaluate(() => getComputedStyle(document.getElementById('own-heatmap')).getPropertyValue('--attn-bg').trim()), '#16181c');
+    assert.deepEqual(await axeViolations(page, new URL(browser.url).origin), [], 'axe: the section at 360 px, dark');
     assert.deepEqual(page.foreign, []);
     assert.deepEqual(page.problems, []);
   });
