@@ -257,6 +257,10 @@ tokenizer = _Tokenizer()
       await writeFile(path.join(dir, 'static', 'data', 'cat.json'), JSON.stringify(CAT));
       await mkdir(path.join(dir, 'site'));
       await writeFile(path.join(dir, 'site', 'index.html'), '<!doctype html><title>site</title>');
+      // models/gpt2: a Hugging Face folder for `attnlens run` (random weights, GPT-2's vocabulary).
+      const { gpt2Checkpoint, writeModelFolder } = await import('./hf-checkpoints.js');
+      await mkdir(path.join(dir, 'models', 'gpt2'), { recursive: true });
+      writeModelFolder(gpt2Checkpoint({ seed: 5, layers: 6 }), { dtype: 'F16', tokenizer: 'gpt2', dir: path.join(dir, 'models', 'gpt2') });
     });
     after(() => rm(dir, { recursive: true, force: true }));
     const env = () => ({ ...process.env, PATH: `${bin}:${process.env.PATH}` });

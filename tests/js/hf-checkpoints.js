@@ -5,7 +5,7 @@
 //   const ckpt = gpt2Checkpoint({ seed: 1 });
 //   const dir = writeModelFolder(ckpt, { dtype: 'F16', tokenizer: 'gpt2' });
 //   reference(ckpt.config, roundedTensors(ckpt, 'F16'), ids)   // tests/js/transformer-reference.js
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -13,15 +13,21 @@ import { writeTokenizerFiles } from './hf-fixtures.js';
 import { roundTo, toBf16, toF16 } from './lm-files.js';
 import { random } from './reference.js';
 
-// Weights of scale ~0.02–0.4 (as trained models have), norms near 1.
-function filler(seed) {
+// Weights of scale ~0.02–0.4 (as trained models have), norms near 1. `lazy`: descriptions
+// ({ lazy, length, scale, mean }) that writeModelFolder fills as it writes (for checkpoints of
+// real sizes, whose float32 values would not fit in a test's memory twice).
+function filler(seed, lazy = false) {
   const next = random(seed);
+  if (lazy) return (n, scale = 0.2, mean = 0) => ({ lazy: true, length: n, scale, mean });
   return (n, scale = 0.2, mean = 0) => Float32Array.from({ length: n }, () => mean + scale * (2 * next() - 1));
 }
 
-/** GPT-2 (GPT2LMHeadModel): Conv1D weights [in, out], c_attn fused, the attn.bias buffers. */
-export function gpt2Checkpoint({ seed = 1, dim = 32, layers = 2, heads = 4, positions = 64, vocab = 50257, prefix = '' } = {}) {
-  const w = filler(seed), t = [];
+/**
+ * GPT-2 (GPT2LMHeadModel): Conv1D weights [in, out], c_attn fused, the attn.bias buffers.
+ * `lazy`: random values made while the folder is written (F16/BF16 only; no reference for them).
+ */
+export function gpt2Checkpoint({ seed = 1, dim = 32, layers = 2, heads = 4, positions = 64, vocab = 50257, prefix = '', lazy = false } = {}) {
+  const w = filler(seed, lazy), t = [];
   const add = (name, shape, values) => t.push([`${prefix}${name}`, shape, values]);
   add('wte.weight', [vocab, dim], w(vocab * dim, 0.3));
   add('wpe.weight', [positions, dim], w(positions * dim, 0.1));
@@ -117,29 +123,64 @@ export function roundedTensors({ tensors }, dtype = 'F32') {
     [name, { shape, values: dtype === 'F32' ? Float64Array.from(values) : Float64Array.from(values, (x) => roundTo(x, dtype)) }]));
 }
 
-/** safetensors bytes of `tensors` ([name, shape, Float32Array][]), all in `dtype`. */
-export function safetensorsBytes(tensors, dtype = 'F32') {
-  const size = dtype === 'F32' ? 4 : 2;
+// The 8-byte length and the JSON header of a safetensors file of `tensors`; `size` its data bytes.
+function safetensorsHeader(tensors, dtype) {
+  const element = dtype === 'F32' ? 4 : 2;
   const header = { __metadata__: { format: 'pt' } };
   let offset = 0;
   for (const [name, shape, values] of tensors) {
-    header[name] = { dtype, shape, data_offsets: [offset, offset + values.length * size] };
-    offset += values.length * size;
+    header[name] = { dtype, shape, data_offsets: [offset, offset + values.length * element] };
+    offset += values.length * element;
   }
   let json = JSON.stringify(header);
   json += ' '.repeat((8 - ((8 + json.length) % 8)) % 8);  // the data starts 8-byte aligned, as safetensors writes it
   const text = new TextEncoder().encode(json);
-  const out = new Uint8Array(8 + text.length + offset);
+  const head = new Uint8Array(8 + text.length);
+  new DataView(head.buffer).setUint32(0, text.length, true);
+  head.set(text, 8);
+  return { head, size: offset };
+}
+
+/** safetensors bytes of `tensors` ([name, shape, Float32Array][]), all in `dtype`. */
+export function safetensorsBytes(tensors, dtype = 'F32') {
+  const { head, size: offset } = safetensorsHeader(tensors, dtype);
+  const out = new Uint8Array(head.length + offset);
   const view = new DataView(out.buffer);
-  view.setUint32(0, text.length, true);
-  out.set(text, 8);
-  let at = 8 + text.length;
+  out.set(head);
+  let at = head.length;
   for (const [, , values] of tensors)
     for (const x of values) {
       if (dtype === 'F32') view.setFloat32(at, x, true), (at += 4);
       else view.setUint16(at, dtype === 'F16' ? toF16(x) : toBf16(x), true), (at += 2);
     }
   return out;
+}
+
+// A safetensors file written tensor by tensor; lazy tensors get random 16-bit values drawn from a
+// table of 4,096 values of their scale (fast enough for 124M parameters).
+function writeSafetensorsFile(file, tensors, dtype) {
+  if (dtype === 'F32') throw new Error('lazy checkpoints are written in F16 or BF16');
+  const convert = dtype === 'F16' ? toF16 : toBf16;
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, safetensorsHeader(tensors, dtype).head);
+    let state = 0x9e3779b9;
+    for (const [, , values] of tensors) {
+      const out = new Uint16Array(values.length);
+      if (values.lazy) {
+        const table = Uint16Array.from({ length: 4096 }, (_, i) => convert(values.mean + values.scale * (2 * (i + 0.5) / 4096 - 1)));
+        for (let i = 0; i < out.length; i++) {
+          state ^= state << 13; state ^= state >>> 17; state ^= state << 5;
+          out[i] = table[state & 4095];
+        }
+      } else {
+        for (let i = 0; i < out.length; i++) out[i] = convert(values[i]);
+      }
+      writeSync(fd, new Uint8Array(out.buffer));
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -150,7 +191,10 @@ export function safetensorsBytes(tensors, dtype = 'F32') {
 export function writeModelFolder({ config, tensors }, { dtype = 'F32', shards = 1, tokenizer, dir } = {}) {
   const folder = dir ?? mkdtempSync(path.join(os.tmpdir(), 'attnlens-hf-'));
   writeFileSync(path.join(folder, 'config.json'), JSON.stringify(config, null, 2));
-  if (shards === 1) {
+  if (tensors.some(([, , values]) => values.lazy)) {
+    if (shards !== 1) throw new Error('lazy checkpoints are written as one model.safetensors');
+    writeSafetensorsFile(path.join(folder, 'model.safetensors'), tensors, dtype);
+  } else if (shards === 1) {
     writeFileSync(path.join(folder, 'model.safetensors'), safetensorsBytes(tensors, dtype));
   } else {
     const per = Math.ceil(tensors.length / shards), weightMap = {};

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The attnlens command line (Node ≥ 20, no browser):
 //   attnlens render data.json --figure heatmap --format svg -o out.svg
-//   attnlens run MODEL_FOLDER "text" -o run.json [--generate N]   (a language model's attention)
+//   attnlens run MODEL_FOLDER "text" -o run.json [--generate N]   (the figures' JSON of a model)
 //   attnlens serve folder/          (static, offline, COOP/COEP headers)
 //   attnlens python > attnlens_nb.py (the Jupyter helper)
 // Exit codes: 0 done, 1 bad data or failure, 2 bad usage.
@@ -15,12 +15,17 @@ import { STATE } from '../elements/lib/state.js';
 
 const USAGE = `usage:
   attnlens render <data.json | -> [options]   render a figure (SVG to stdout unless -o)
-  attnlens run <model folder | stories260K> <text> [-o run.json] [--generate N]
-                                              a language model's tokens and attention as the
-                                              figures' JSON (to stdout unless -o)
+  attnlens run MODEL_FOLDER TEXT [options]     run a model on TEXT: the figures' JSON (stdout unless -o)
   attnlens serve [folder] [--port N]          serve a folder offline (default: .)
   attnlens python                             print the Python/Jupyter helper (attnlens_nb.py)
   attnlens help
+
+run options (MODEL_FOLDER: a Hugging Face folder, config.json + model.safetensors
+or its shards + tokenizer.json; GPT-2, BERT, DistilBERT, Llama, Mistral, Qwen2; or stories260K):
+  -o, --output FILE write the JSON there (default: standard output); render draws it
+  --generate N      causal LMs: also write N tokens and each step's attention and candidates
+  --temperature T   sampling temperature of --generate (default 0: the most probable token)
+  --seed S          the sampler's seed (default 1)
 
 render options:
   --figure NAME     FIGURES (default heatmap)
@@ -109,28 +114,45 @@ async function renderCommand(args) {
     throw error;
   });
   if (!output) return void process.stdout.write(out);
-  try {
-    await writeFile(output, out);
-  } catch (error) {
-    const why = { ENOENT: 'its folder does not exist', EISDIR: 'it is a folder', EACCES: 'permission denied' }[error.code];
-    throw new Error(`cannot write ${output}: ${why ?? error.message}`);
-  }
+  await writeOutput(output, out);
+}
+
+// A whole number option: '12' → 12, anything else is the option's error.
+function wholeNumber(name, value) {
+  if (value === undefined) return undefined;
+  if (!/^\s*\d+\s*$/.test(value)) throw new UsageError(`${name} must be a whole number (got ${JSON.stringify(value)})`);
+  return Number(value);
 }
 
 async function runCommand(args) {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true,
-    options: { output: { type: 'string', short: 'o' }, generate: { type: 'string' } } });
-  if (positionals.length !== 2) throw new UsageError('run takes a model folder (or stories260K) and a text');
-  const generate = values.generate === undefined ? 0 : Number(values.generate);
-  if (!Number.isInteger(generate) || generate < 0 || generate > 4096)
-    throw new UsageError(`--generate must be a whole number of tokens from 0 to 4096 (got ${values.generate})`);
-  const { runToJson } = await import('./run.js');
-  const json = JSON.stringify(await runToJson(positionals[0], positionals[1], { generate }));
-  if (!values.output) return void process.stdout.write(`${json}\n`);
+  const { values, positionals } = parseArgs({
+    args, allowPositionals: true, strict: true,
+    options: { output: { type: 'string', short: 'o' }, generate: { type: 'string' }, temperature: { type: 'string' }, seed: { type: 'string' } },
+  });
+  if (positionals.length !== 2)
+    throw new UsageError(positionals.length < 2 ? 'run needs MODEL_FOLDER and TEXT (quote the text)' : `run takes MODEL_FOLDER and one TEXT (got ${positionals.length} arguments: quote the text)`);
+  let temperature;
+  if (values.temperature !== undefined) {
+    temperature = Number(values.temperature);
+    if (values.temperature.trim() === '' || !Number.isFinite(temperature) || temperature < 0)
+      throw new UsageError(`--temperature must be a number ≥ 0 (got ${JSON.stringify(values.temperature)})`);
+  }
+  const { runModelFolder } = await import('./run.js');
+  // A bad folder or text exits 1 with its message (as bad data does for render).
+  const data = await runModelFolder(positionals[0], positionals[1], {
+    generate: wholeNumber('--generate', values.generate), temperature, seed: wholeNumber('--seed', values.seed),
+  });
+  const json = `${JSON.stringify(data)}\n`;
+  if (!values.output) return void process.stdout.write(json);
+  await writeOutput(values.output, json);
+}
+
+async function writeOutput(output, content) {
   try {
-    await writeFile(values.output, json);
+    await writeFile(output, content);
   } catch (error) {
-    throw new Error(`cannot write ${values.output}: ${error.message}`);
+    const why = { ENOENT: 'its folder does not exist', EISDIR: 'it is a folder', EACCES: 'permission denied' }[error.code];
+    throw new Error(`cannot write ${output}: ${why ?? error.message}`);
   }
 }
 

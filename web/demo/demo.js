@@ -2,6 +2,7 @@
 // (honestly labelled on the page), shows the model's loading progress, and wires the page's own
 // controls to the figures' API.
 import { loadEngine } from '../elements/index.js';
+import { setUpOwnModel } from './own-model.js';
 
 // Seeded uniform numbers in [−1, 1): xorshift32.
 function random(seed) {
@@ -165,6 +166,7 @@ async function main() {
   setUpGenerate();
   const lens = await loadEngine();
   setUpModel(lens);
+  setUpOwnModel(lens);
   const builds = { relaxed: 'WebAssembly relaxed SIMD', simd: 'WebAssembly SIMD128', scalar: 'scalar WebAssembly' };
   $('engine').textContent = `Engine: ${builds[lens.build]} (${lens.arch}), running on this page.`;
 }

@@ -23,7 +23,7 @@ const STYLE = `
 .legend { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 6px; margin: 0 0 6px; color: var(--attn-muted); font-size: 12px; }
 .legend button, .legend .entry { display: inline-flex; gap: 5px; align-items: center; min-height: 26px; padding: 1px 7px; }
 .legend button[aria-pressed="true"] { background: var(--attn-surface); color: var(--attn-fg); border-color: var(--attn-fg); }
-.legend button[aria-pressed="false"] { opacity: 0.6; }
+.legend button[aria-pressed="false"] { color: var(--attn-muted); border-style: dashed; }  /* not opacity: its text must keep 4.5:1 */
 .legend button[aria-pressed="false"] .swatch { background: transparent !important; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; border: 1px solid var(--attn-line); }
 .hint { margin-left: 4px; }
