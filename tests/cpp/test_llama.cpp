@@ -168,9 +168,10 @@ TEST_CASE("the incremental (KV-cache) path equals the full-sequence path") {
     std::vector<std::vector<float>> full_attention;
     const std::vector<int> prefix(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
     const auto full = logits_of(model, prefix, &full_attention);
-    CHECK(max_diff(state.logits, full) <= 1e-5);
     // One token's products run linear()'s matrix-vector kernel, the whole sequence's its packed
-    // panels: the same sums in another order, so weights agree to rounding (seen: ≤ 1.1e-6).
+    // panels: the same sums in another order, so both agree to rounding (seen: logits ≤ 1.2e-5
+    // with relaxed SIMD's fused multiply-add, weights ≤ 1.1e-6).
+    CHECK(max_diff(state.logits, full) <= 4e-5);
     for (int l = 0; l < w.layers; ++l)
       for (int h = 0; h < w.heads; ++h)
         for (std::size_t j = 0; j < n; ++j)
