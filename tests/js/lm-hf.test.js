@@ -96,6 +96,15 @@ describe('GPT-2 (GPT2LMHeadModel) with the real GPT-2 vocabulary', () => {
   });
 });
 
+describe('sentence pairs need token types', () => {
+  it('GPT-2 refuses options.pair and options.typeIds with a TypeError naming the option', async () => {
+    const lm = await lens.loadModel(folder(gpt2Checkpoint({ seed: 12 }), { tokenizer: 'gpt2' }));
+    assert.throws(() => lm.run('a', { pair: 'b' }), { name: 'TypeError', message: /options\.pair needs a model with token types/ });
+    assert.throws(() => lm.run([1, 2], { typeIds: [0, 0] }), { name: 'TypeError', message: /options\.typeIds needs a model with token types/ });
+    assert.throws(() => lm.tokenize('a', { pairs: 'b' }), { name: 'TypeError', message: /unknown option 'pairs'/ });
+  });
+});
+
 describe('BERT with the real bert-base-uncased vocabulary', () => {
   const mlm = bertCheckpoint({ seed: 21 });
   it('BertForMaskedLM (bert. prefix, F32): attention and every position\'s logits match; fillMask ranks them', async () => {
@@ -114,6 +123,31 @@ describe('BERT with the real bert-base-uncased vocabulary', () => {
     assert.ok(fill.candidates.every((c, i) => i === 0 || c.p <= fill.candidates[i - 1].p));
     assert.throws(() => lm.generate('x'), TypeError);
     assert.throws(() => lm.fillMask('no mask here'), RangeError);
+  });
+
+  it('a sentence pair: [CLS] A [SEP] B [SEP] with token types 0 then 1, as text or as ids', async () => {
+    const lm = await lens.loadModel(folder(mlm, { tokenizer: 'bert' }));
+    const r = lm.run('The cat sat.', { pair: 'It was [MASK].' });
+    const sep = r.tokens.indexOf('[SEP]');
+    assert.deepEqual(r.tokens, ['[CLS]', 'the', 'cat', 'sat', '.', '[SEP]', 'it', 'was', '[MASK]', '.', '[SEP]']);
+    assert.deepEqual(Array.from(r.typeIds), r.tokens.map((_, i) => (i <= sep ? 0 : 1)));
+    const want = reference(mlm.config, roundedTensors(mlm, 'F32'), r.ids, r.typeIds);
+    r.layers.forEach((layer, l) => assert.ok(maxAbsDiff(layer.attention, want.attention[l]) <= ATTENTION_TOLERANCE));
+    assert.ok(maxAbsDiff(r.logits, want.logits) <= LOGIT_TOLERANCE);
+    // Type 1 is not type 0: the same ids with every type 0 give other numbers.
+    const zeros = reference(mlm.config, roundedTensors(mlm, 'F32'), r.ids, new Int32Array(r.ids.length));
+    assert.ok(maxAbsDiff(zeros.logits, want.logits) > 10 * LOGIT_TOLERANCE, 'token type 1 changes the logits');
+    const fromIds = lm.run(r.ids, { typeIds: r.typeIds });
+    assert.deepEqual(fromIds.logits, r.logits);
+    assert.deepEqual(lm.tokenize('The cat sat.', { pair: 'It was [MASK].' }).typeIds, r.typeIds);
+    const [fill] = lm.fillMask('The cat sat.', { pair: 'It was [MASK].', top: 3 });
+    assert.equal(fill.position, 8);
+    assert.throws(() => lm.run(r.ids, { typeIds: r.typeIds.subarray(1) }), { name: 'RangeError', message: /options\.typeIds has 10 entries; it needs one per id \(11\)/ });
+    assert.throws(() => lm.run(r.ids, { typeIds: r.typeIds.map(() => 2) }), { name: 'RangeError', message: /options\.typeIds\[0\] is 2: token types are integers from 0 to 1/ });
+    assert.throws(() => lm.run('a', { pair: 7 }), { name: 'TypeError', message: /options\.pair must be a string/ });
+    assert.throws(() => lm.run('a', { typeIds: [0] }), { name: 'TypeError', message: /options\.typeIds goes with ids/ });
+    assert.throws(() => lm.run([101], { pair: 'b' }), { name: 'TypeError', message: /options\.pair goes with text/ });
+    assert.equal(lm.run('still usable').tokens[0], '[CLS]');
   });
 
   it('old checkpoints (LayerNorm gamma/beta, no bert. prefix) in F16 load the same', async () => {

@@ -191,13 +191,15 @@ export declare class LanguageModel {
   readonly config: LanguageModelConfig;
   readonly info: LanguageModelInfo;
   /** The tokenizer's ids and readable tokens (llama2.c: run.c's encode(), BOS first). */
-  tokenize(text: string): LmTokenization;
+  tokenize(text: string, options?: { pair?: string }): LmTokenization;
   /** The tokenizer's decoder (llama2.c: run.c's rules, the first id read as following BOS). */
   decode(ids: ArrayLike<number>): string;
-  /** One pass over text (tokenised, ≤ context tokens) or ids: causal for causal LMs. */
-  run(input: string | ArrayLike<number>): LmRunResult;
-  /** Masked LMs: the candidates for every mask token ([MASK]) of `text`. TypeError for other kinds. */
-  fillMask(text: string, options?: { top?: number }): FillMaskResult[];
+  /** One pass over text (tokenised, ≤ context tokens) or ids: causal for causal LMs. Models with
+   *  token types (BERT): `pair` is a second text (`[CLS] A [SEP] B [SEP]`, types 0 then 1), or
+   *  `typeIds` one type per id. */
+  run(input: string | ArrayLike<number>, options?: { pair?: string; typeIds?: ArrayLike<number> }): LmRunResult;
+  /** Masked LMs: the candidates for every mask token ([MASK]) of `text` (and of `pair`). TypeError for other kinds. */
+  fillMask(text: string, options?: { top?: number; pair?: string }): FillMaskResult[];
   /** Causal LMs only (TypeError otherwise). Stops at the tokenizer's EOS (llama2.c: BOS or EOS). */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): GenerateResult;
   memory(): LanguageModelMemory;

@@ -316,11 +316,15 @@ export class LanguageModel {
     Object.freeze(this);
   }
 
-  /** { ids: Int32Array, tokens: string[] } of `text`, special tokens as the tokenizer adds them. */
-  tokenize(text) {
+  /**
+   * { ids: Int32Array, tokens: string[] } of `text`, special tokens as the tokenizer adds them;
+   * `options.pair`, a second text (BERT: `[CLS] text [SEP] pair [SEP]`, token types 0 then 1).
+   */
+  tokenize(text, options) {
     const bytes = this.#textBytes('tokenize', text);
+    const pair = this.#pair('tokenize', options);
     if (this.#tokenizer) {
-      const { ids, tokens, typeIds } = this.#encode('tokenize', text);
+      const { ids, tokens, typeIds } = this.#encode('tokenize', text, pair);
       return this.kind === 'causal-lm' ? { ids, tokens } : { ids, tokens, typeIds };
     }
     const m = this.#module;
@@ -342,10 +346,10 @@ export class LanguageModel {
    * The whole sequence in one pass: { ids, tokens, layers: [{ heads, attention }], logits, … }
    * for `input` (text, tokenised with the special tokens, or ids). Causal LMs: logits [vocab]
    * after the last token and next = softmax; masked LMs: logits [n·vocab]; encoders: hidden
-   * [n·dim].
+   * [n·dim]. `options.pair`: a second text (token type 1); `options.typeIds` with ids.
    */
-  run(input) {
-    const { ids, typeIds } = this.#input('run', input);
+  run(input, options) {
+    const { ids, typeIds } = this.#input('run', input, options);
     const m = this.#module;
     const { heads, layers, vocabSize, dim } = this.config;
     const n = ids.length;
@@ -382,12 +386,12 @@ export class LanguageModel {
   fillMask(text, options) {
     if (this.kind !== 'masked-lm')
       throw new TypeError(`lm.fillMask(): this model is a ${this.kind}, not a masked LM (BertForMaskedLM)`);
-    const o = check.options('options', options, ['top']);
+    const o = check.options('options', options, ['top', 'pair']);
     const top = Math.min(check.positiveInteger('options.top', o.top, 10), this.config.vocabSize);
     if (typeof text !== 'string') throw new TypeError(`lm.fillMask(text): text must be a string (got ${check.describe(text)})`);
     const mask = this.#tokenizer?.special.mask ?? null;
     if (mask === null) throw new TypeError('lm.fillMask(): the tokenizer has no mask token');
-    const run = this.run(text);
+    const run = this.run(text, o.pair === undefined ? undefined : { pair: o.pair });
     const positions = [];
     run.ids.forEach((id, i) => id === mask && positions.push(i));
     if (positions.length === 0)
@@ -538,8 +542,8 @@ export class LanguageModel {
     return utf8.encode(text);
   }
 
-  #encode(method, text) {
-    const e = this.#tokenizer.encode(text);
+  #encode(method, text, pair) {
+    const e = this.#tokenizer.encode(text, pair === undefined ? undefined : { pair });
     for (const id of e.ids)
       if (id >= this.config.vocabSize)
         throw new RangeError(`lm.${method}(text): the tokenizer gave id ${id}, outside the model's vocabulary of ${this.config.vocabSize}`);
@@ -548,10 +552,14 @@ export class LanguageModel {
 
   // Text → ids (special tokens as the tokenizer adds them) and type ids, or ids checked and
   // copied into an Int32Array.
-  #input(method, input) {
+  #input(method, input, options) {
+    const o = check.options('options', options, ['pair', 'typeIds']);
     if (typeof input === 'string') {
+      if (o.typeIds !== undefined)
+        throw new TypeError(`lm.${method}(text, options): options.typeIds goes with ids; with text give options.pair`);
       this.#textBytes(method, input);
-      const { ids, typeIds } = this.#tokenizer ? this.#encode(method, input) : this.tokenize(input);
+      const pair = this.#pair(method, o);
+      const { ids, typeIds } = this.#tokenizer ? this.#encode(method, input, pair) : this.tokenize(input);
       if (ids.length > this.config.seqLen)
         throw new RangeError(
           `lm.${method}(text): the text is ${ids.length} tokens long (special tokens included), more than the ` +
@@ -561,7 +569,39 @@ export class LanguageModel {
     }
     if (!Array.isArray(input) && !ArrayBuffer.isView(input))
       throw new TypeError(`lm.${method}(input): input must be a string or an array of token ids (got ${check.describe(input)})`);
-    return { ids: this.#ids(method, input), typeIds: null };
+    if (o.pair !== undefined)
+      throw new TypeError(`lm.${method}(ids, options): options.pair goes with text; with ids give options.typeIds`);
+    const ids = this.#ids(method, input);
+    return { ids, typeIds: o.typeIds === undefined ? null : this.#typeIds(method, o.typeIds, ids.length) };
+  }
+
+  // options.pair: a second text, for models with token types (BERT); undefined when not given.
+  #pair(method, options) {
+    const o = check.options('options', options, method === 'tokenize' ? ['pair'] : ['pair', 'typeIds']);
+    if (o.pair === undefined) return undefined;
+    if (typeof o.pair !== 'string') throw new TypeError(`options.pair must be a string (got ${check.describe(o.pair)})`);
+    if (!this.#tokenizer || this.config.typeVocab === 0)
+      throw new TypeError(`lm.${method}(): options.pair needs a model with token types and a tokenizer.json (BERT); this is a ${this.config.architecture}`);
+    this.#textBytes(method, o.pair);
+    return o.pair;
+  }
+
+  // options.typeIds: one token type per id, each below the model's type vocabulary.
+  #typeIds(method, typeIds, n) {
+    if (this.config.typeVocab === 0)
+      throw new TypeError(`lm.${method}(): options.typeIds needs a model with token types (BERT); this is a ${this.config.architecture}`);
+    if (!Array.isArray(typeIds) && !(ArrayBuffer.isView(typeIds) && !(typeIds instanceof DataView)))
+      throw new TypeError(`options.typeIds must be an array or typed array of token types (got ${check.describe(typeIds)})`);
+    if (typeIds.length !== n)
+      throw new RangeError(`options.typeIds has ${typeIds.length} entries; it needs one per id (${n})`);
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const t = typeIds[i];
+      if (!Number.isInteger(t) || t < 0 || t >= this.config.typeVocab)
+        throw new RangeError(`options.typeIds[${i}] is ${typeof t === 'number' ? t : check.describe(t)}: token types are integers from 0 to ${this.config.typeVocab - 1}`);
+      out[i] = t;
+    }
+    return out;
   }
 
   #ids(method, ids, { allowEmpty = false } = {}) {
