@@ -125,6 +125,13 @@ describe('the code samples of README.md and docs/', () => {
       // Inside the package, so that `import 'attnlens'` is this repository (self-reference).
       await mkdir(path.join(ROOT, '.build'), { recursive: true });
       dir = await mkdtemp(path.join(ROOT, '.build', 'docs-samples-'));
+      // models/: Hugging Face folders the model samples open (random weights, real vocabularies).
+      const { bertCheckpoint, gpt2Checkpoint, writeModelFolder } = await import('./hf-checkpoints.js');
+      for (const [name, ckpt, tokenizer] of [['gpt2', gpt2Checkpoint({ seed: 5 }), 'gpt2'],
+        ['bert', bertCheckpoint({ seed: 6 }), 'bert'], ['bert-encoder', bertCheckpoint({ seed: 7, mlm: false }), 'bert']]) {
+        await mkdir(path.join(dir, 'models', name), { recursive: true });
+        writeModelFolder(ckpt, { dtype: 'F16', tokenizer, dir: path.join(dir, 'models', name) });
+      }
     });
     after(() => rm(dir, { recursive: true, force: true }));
     for (const b of ofKind('js'))
