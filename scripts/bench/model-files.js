@@ -223,3 +223,23 @@ export function promptIds(s, n, seed = 7) {
   }
   return ids;
 }
+
+/**
+ * tokenizer.json (the Hub's format: byte-level BPE, no merges) of GPT-2's made-up vocabulary:
+ * every piece is ASCII letters, which byte-level BPE keeps as they are; the last id is
+ * <|endoftext|>.
+ */
+export function gpt2TokenizerJson(vocab) {
+  const pieces = {};
+  for (let id = 0; id < vocab - 1; id++) pieces[pieceOf(id + SPECIAL_PIECES)] = id;
+  pieces['<|endoftext|>'] = vocab - 1;
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [{ id: vocab - 1, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: true, special: true }],
+    normalizer: null,
+    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab: pieces, merges: [] },
+  };
+}

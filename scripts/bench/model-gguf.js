@@ -99,7 +99,8 @@ class Writer {
 
 function metadata(s, dtype) {
   const a = s.arch;
-  const tokens = Array.from({ length: s.vocab }, (_, id) => pieceOf(id, { gguf: true }));
+  // GPT-2's made-up words start at id 0 (as in model-files.js's tokenizer.json).
+  const tokens = Array.from({ length: s.vocab }, (_, id) => pieceOf(a === 'gpt2' ? id + SPECIAL_PIECES : id, { gguf: true }));
   const kvs = [
     ['general.architecture', 'string', a], ['general.name', 'string', `attnlens-bench ${s.name}`],
     ['general.alignment', 'u32', ALIGN], ['general.file_type', 'u32', dtype === 'F32' ? 0 : 1],
@@ -125,8 +126,11 @@ function metadata(s, dtype) {
       ['tokenizer.ggml.merges', ['array', 'string'], []],
       ['tokenizer.ggml.bos_token_id', 'u32', eos], ['tokenizer.ggml.eos_token_id', 'u32', eos]);
   }
-  // The prompts are given as ids with their BOS: llama.cpp must not add another.
-  kvs.push(['tokenizer.ggml.add_bos_token', 'bool', false], ['tokenizer.ggml.add_eos_token', 'bool', false]);
+  // wllama takes prompts as text only: llama.cpp adds the BOS and, with no space prefix, splits the
+  // made-up words back into the ids ours is given (checked by the bench: same prompt length,
+  // same greedy text).
+  kvs.push(['tokenizer.ggml.add_bos_token', 'bool', a === 'llama'], ['tokenizer.ggml.add_eos_token', 'bool', false],
+    ['tokenizer.ggml.add_space_prefix', 'bool', false]);
   return kvs;
 }
 

@@ -1,0 +1,1 @@
+export const formatModels = () => ''; export const judgeModels = () => [];
