@@ -17,18 +17,22 @@ const bytesOf = async (url) => {
   return new Uint8Array(await response.arrayBuffer());
 };
 const errorOf = (e) => String(e?.message ?? e).split('\n')[0];
+// A crashed wllama worker never answers: every call gets a deadline, so the page reports it.
+const within = (promise, ms, what) => Promise.race([promise,
+  new Promise((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s`)), ms))]);
 
 async function oursFor(lens, spec, shape, dtype, folder) {
   const files = { config: JSON.parse(new TextDecoder().decode(await bytesOf(`${folder}/${dtype}/config.json`))),
     weights: await bytesOf(`${folder}/${dtype}/model.safetensors`),
     tokenizer: await bytesOf(`${folder}/${shape.arch === 'gpt2' ? 'tokenizer.json' : 'tokenizer.bin'}`) };
+  console.log(`ours ${shape.name} ${dtype}: loading`);
   try {
     const { lm, ms, memory } = await loadOurs(lens, files);
     const greedy = timeGreedy(lm, promptIds(shape, spec.promptTokens), { steps: spec.newTokens, runs: spec.generateRuns });
     const check = lm.generate(promptIds(shape, spec.promptTokens), { steps: spec.checkTokens, temperature: 0 });
     const prefill = timePrefill(lm, promptIds(shape, spec.prefillTokens, 13), { runs: spec.generateRuns });
     return { loadMs: ms, heapBytes: memory.heapSize, greedy, prefill,
-      check: { text: check.text, top: check.steps.map((s) => s.candidates.slice(0, 3).map((c) => ({ token: c.token, p: c.p }))) } };
+      check: { text: check.text, ids: Array.from(check.ids), top: check.steps.map((s) => s.candidates.slice(0, 3).map((c) => ({ id: c.id, p: c.p }))) } };
   } catch (e) {
     return { error: errorOf(e) };
   }
@@ -40,24 +44,35 @@ async function wllamaFor(spec, shape, dtype, folder, threads, ours) {
   try {
     const blob = new Blob([await bytesOf(`${folder}/model-${dtype}.gguf`)]);
     const t0 = performance.now();
-    await wllama.loadModel([blob], { n_threads: threads, n_ctx: Math.min(shape.context, 1024), n_batch: 512, n_gpu_layers: 0 });
+    console.log(`wllama ${shape.name} ${dtype}, ${threads} thread(s): loading`);
+    await within(wllama.loadModel([blob], { n_threads: threads, n_ctx: Math.min(shape.context, 1024), n_batch: 512, n_gpu_layers: 0 }),
+      spec.deadlineMs, 'wllama.loadModel');
     const loadMs = performance.now() - t0;
-    // wllama takes text: the made-up words of the ids after BOS (llama.cpp adds the BOS).
-    const textOf = (ids) => ids.slice(1).map((id) => pieceOf(shape.arch === 'gpt2' ? id + SPECIAL_PIECES : id)).join('');
-    const complete = (ids, max, extra = {}) => wllama.createCompletion({ prompt: textOf(ids), max_tokens: max, temperature: 0, ignore_eos: true, cache_prompt: false, ...extra });
+    // wllama takes text: the made-up words of the ids after BOS; llama.cpp adds a Llama's BOS, and
+    // reads GPT-2's <|endoftext|> from the text as the special token.
+    const textOf = (ids) => (shape.arch === 'gpt2' ? '<|endoftext|>' : '') +
+      ids.slice(1).map((id) => pieceOf(shape.arch === 'gpt2' ? id + SPECIAL_PIECES : id)).join('');
+    const complete = (ids, max, extra = {}) => within(wllama.createCompletion({ prompt: textOf(ids), max_tokens: max,
+      temperature: 0, ignore_eos: true, cache_prompt: false, ...extra }), spec.deadlineMs, `wllama.createCompletion (${ids.length} + ${max} tokens)`);
     const prompt = promptIds(shape, spec.promptTokens);
     const check = await complete(prompt, spec.checkTokens, { logprobs: 3 });
+    if (spec.debug) console.log(JSON.stringify(check).slice(0, 3000));
     const text = check.choices[0].text;
     const agreement = { text, sameText: ours?.check ? text === ours.check.text : null,
       promptTokens: check.usage?.prompt_tokens, samePrompt: check.usage?.prompt_tokens === prompt.length };
     if (ours?.check) {
-      // Top-token probabilities: wllama's log-probabilities against our candidates' p.
-      const lp = check.choices[0].logprobs;
-      let maxDiff = 0;
-      lp?.top_logprobs?.forEach((top, i) => {
-        for (const c of ours.check.top[i] ?? []) if (c.token in top) maxDiff = Math.max(maxDiff, Math.abs(Math.exp(top[c.token]) - c.p));
+      // The same ids, and each step's top-3 probabilities: wllama's log-probabilities against our p.
+      const steps = check.choices[0].logprobs?.content ?? [];
+      agreement.sameIds = steps.length === ours.check.ids.length && steps.every((c, i) => c.id === ours.check.ids[i]);
+      let maxDiff = 0, compared = 0;
+      steps.forEach((c, i) => {
+        for (const top of c.top_logprobs ?? []) {
+          const mine = ours.check.top[i]?.find((x) => x.id === top.id);
+          if (mine) maxDiff = Math.max(maxDiff, Math.abs(Math.exp(top.logprob) - mine.p)), compared++;
+        }
       });
-      agreement.topProbabilityMaxAbs = lp?.top_logprobs ? maxDiff : null;
+      agreement.topProbabilityMaxAbs = compared ? maxDiff : null;
+      agreement.comparedProbabilities = compared;
     }
     const decode = [], prefill = [];
     for (let i = 0; i <= spec.generateRuns; i++) {
@@ -73,7 +88,7 @@ async function wllamaFor(spec, shape, dtype, folder, threads, ours) {
   } catch (e) {
     return { threads, error: errorOf(e), stack: String(e?.stack ?? "").slice(0, 1500) };
   } finally {
-    await wllama.exit().catch(() => {});
+    await within(wllama.exit(), 10_000, 'wllama.exit').catch(() => {});
   }
 }
 
