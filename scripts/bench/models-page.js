@@ -106,4 +106,11 @@ window.attnlensModelsBench = async (spec) => {
   result.bandwidth.end = readBandwidth({ mib: spec.bandwidthMiB });
   return result;
 };
+// Ours alone on one file (--big): load, memory, greedy tokens/s, or the error that stops it.
+window.attnlensModelsOurs = async (spec) => {
+  const lens = await init();
+  const r = await oursFor(lens, { checkTokens: 1, ...spec }, shapeOf(spec.shape), spec.dtype, `/${spec.folder}`);
+  delete r.check;
+  return { crossOriginIsolated: globalThis.crossOriginIsolated, build: lens.build, ...r };
+};
 window.attnlensBenchReady = true;  // what bench-page.mjs waits for
