@@ -20,7 +20,7 @@ const shape = shapeOf(spec.shape);
 const rss = () => process.memoryUsage().rss;
 const read = (...p) => new Uint8Array(readFileSync(path.join(spec.dir, ...p)));
 const files = (dtype) => ({ config: JSON.parse(readFileSync(path.join(spec.dir, dtype, 'config.json'), 'utf8')),
-  weights: read(dtype, 'model.safetensors'), tokenizer: read('tokenizer.bin') });
+  weights: read(dtype, 'model.safetensors'), tokenizer: read(shape.arch === 'gpt2' ? 'tokenizer.json' : 'tokenizer.bin') });
 
 const result = { runtime: 'node', node: process.versions.node, shape: spec.shape, threads: spec.threads,
   loadAverage: { start: os.loadavg()[0] }, ours: {}, ort: {} };
@@ -36,7 +36,8 @@ for (const dtype of spec.dtypes) {
   try {
     const loaded = await loadOurs(lens, bytes);
     ours[dtype] = loaded.lm;
-    result.ours[dtype] = { loadMs: loaded.ms, heapBytes: loaded.memory.heapSize, heapInUse: loaded.memory.inUse,
+    // memory(): heapSize and inUse today; weights, kvCache and scratch bytes where the loader reports them.
+    result.ours[dtype] = { loadMs: loaded.ms, heapBytes: loaded.memory.heapSize, heapInUse: loaded.memory.inUse, memory: loaded.memory,
       rssAddedBytes: rss() - before, fileBytes: bytes.weights.byteLength };
     log(`ours ${dtype}: loaded in ${loaded.ms.toFixed(0)} ms, heap ${(loaded.memory.heapSize / 2 ** 20).toFixed(0)} MiB`);
   } catch (e) {

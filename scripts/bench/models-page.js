@@ -21,6 +21,30 @@ const errorOf = (e) => String(e?.message ?? e).split('\n')[0];
 const within = (promise, ms, what) => Promise.race([promise,
   new Promise((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s`)), ms))]);
 
+// Issue 21 §4's figure target: the text changes → lm.run() of `tokens` tokens → an <attn-heads>
+// grid of every layer and head redrawn (the figure's updateComplete), timed from the change.
+async function headsGridRedraw(lm, shape, { tokens = 64, redraws = 5 } = {}) {
+  await import('../../web/elements/attn-heads.js');
+  const host = document.body.appendChild(document.createElement('div'));
+  host.style.width = '800px';
+  const el = host.appendChild(document.createElement('attn-heads'));
+  const n = Math.min(tokens, shape.context);
+  const show = async (seed) => {
+    const t0 = performance.now();
+    const r = lm.run(promptIds(shape, n, seed));
+    const runMs = performance.now() - t0;
+    el.data = { tokens: r.tokens, attention: r.layers.map((l) => l.attention) };
+    if (!(await el.updateComplete)) throw new Error(`the heads grid did not draw: ${el.error}`);
+    return { ms: performance.now() - t0, runMs };
+  };
+  const first = await show(1);
+  const timed = [];
+  for (let i = 0; i < redraws; i++) timed.push(await show(2 + i));
+  host.remove();
+  return { tokens: n, layers: lm.config.layers, heads: lm.config.heads, firstMs: first.ms,
+    medianMs: median(timed.map((t) => t.ms)), bestMs: Math.min(...timed.map((t) => t.ms)), runMs: median(timed.map((t) => t.runMs)), redraws };
+}
+
 async function oursFor(lens, spec, shape, dtype, folder) {
   const files = { config: JSON.parse(new TextDecoder().decode(await bytesOf(`${folder}/${dtype}/config.json`))),
     weights: await bytesOf(`${folder}/${dtype}/model.safetensors`),
@@ -31,7 +55,8 @@ async function oursFor(lens, spec, shape, dtype, folder) {
     const greedy = timeGreedy(lm, promptIds(shape, spec.promptTokens), { steps: spec.newTokens, runs: spec.generateRuns });
     const check = lm.generate(promptIds(shape, spec.promptTokens), { steps: spec.checkTokens, temperature: 0 });
     const prefill = timePrefill(lm, promptIds(shape, spec.prefillTokens, 13), { runs: spec.generateRuns });
-    return { loadMs: ms, heapBytes: memory.heapSize, greedy, prefill,
+    const headsGrid = dtype === 'F16' && spec.headsGrid ? await headsGridRedraw(lm, shape, spec.headsGrid) : undefined;
+    return { loadMs: ms, heapBytes: memory.heapSize, greedy, prefill, headsGrid,
       check: { text: check.text, ids: Array.from(check.ids), top: check.steps.map((s) => s.candidates.slice(0, 3).map((c) => ({ id: c.id, p: c.p }))) } };
   } catch (e) {
     return { error: errorOf(e) };

@@ -77,6 +77,7 @@ describe('bench:models smoke test (tiny shapes)', async () => {
         if (oursLoads) {
           finite(b.ours[dtype].greedy.decodeTokensPerSecond, 'chromium decode');
           finite(b.ours[dtype].prefill.tokensPerSecond, 'chromium prefill');
+          if (dtype === 'F16') finite(b.ours.F16.headsGrid.medianMs, 'heads grid redraw');
         } else assert.match(b.ours[dtype].error, /config\.json|loadModel/);
       }
       const json = JSON.parse(JSON.stringify(r));  // what --json writes
@@ -90,7 +91,7 @@ describe('bench:models smoke test (tiny shapes)', async () => {
     const ids = new Set(targets.map((t) => `${t.shape}:${t.id}`));
     for (const shape of ['tiny-llama', 'tiny-gpt2'])
       for (const id of ['forward-16-1t', 'forward-40-2t', 'load', 'heap-F16', 'heap-vs-ort', 'decode-bound-F32-node',
-        'decode-bound-F16-chromium', 'decode-wllama-F16-2t', 'prefill-wllama-F32-1t'])
+        'decode-bound-F16-chromium', 'decode-wllama-F16-2t', 'prefill-wllama-F32-1t', 'heads-grid'])
         assert.ok(ids.has(`${shape}:${id}`), `${shape}:${id}`);
     for (const t of targets) {
       if (t.met === null) assert.ok(t.reason, JSON.stringify(t));
