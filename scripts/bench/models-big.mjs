@@ -8,7 +8,7 @@ import path from 'node:path';
 import { init } from '../../web/attnlens.js';
 import { promptIds } from './model-files.js';
 import { parameterCount, shapeOf } from './model-shapes.js';
-import { writeModelFiles } from './models.mjs';
+import { readBytes, writeModelFiles } from './models.mjs';
 import { loadOurs, timeGreedy } from './models-ours.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -22,7 +22,7 @@ export async function benchBig(o, { log = () => {}, shapeName = 'tinyllama-1.1b'
   const writeMs = performance.now() - t0;
   const files = {
     config: JSON.parse(readFileSync(path.join(folder, dtype, 'config.json'), 'utf8')),
-    weights: new Uint8Array(readFileSync(path.join(folder, dtype, 'model.safetensors'))),
+    weights: readBytes(path.join(folder, dtype, 'model.safetensors')),
     tokenizer: new Uint8Array(readFileSync(path.join(folder, 'tokenizer.bin'))),
   };
   const spec = { promptTokens: 32, newTokens, generateRuns: 1 };

@@ -5,6 +5,7 @@
 // Prints one JSON line (prefixed 'RESULT ') on stdout; progress on stderr.
 //   node --experimental-wasm-relaxed-simd scripts/bench/models-node.mjs --spec '{…}'
 import { readFileSync } from 'node:fs';
+
 import os from 'node:os';
 import path from 'node:path';
 

@@ -46,9 +46,16 @@ async function headsGridRedraw(lm, shape, { tokens = 64, redraws = 5 } = {}) {
 }
 
 async function oursFor(lens, spec, shape, dtype, folder) {
-  const files = { config: JSON.parse(new TextDecoder().decode(await bytesOf(`${folder}/${dtype}/config.json`))),
-    weights: await bytesOf(`${folder}/${dtype}/model.safetensors`),
-    tokenizer: await bytesOf(`${folder}/${shape.arch === 'gpt2' ? 'tokenizer.json' : 'tokenizer.bin'}`) };
+  let files;
+  try {  // a file too large for one ArrayBuffer in this browser stops here, and is reported so
+    files = { config: JSON.parse(new TextDecoder().decode(await bytesOf(`${folder}/${dtype}/config.json`))),
+      weights: await bytesOf(`${folder}/${dtype}/model.safetensors`),
+      tokenizer: await bytesOf(`${folder}/${shape.arch === 'gpt2' ? 'tokenizer.json' : 'tokenizer.bin'}`) };
+  } catch (e) {
+    const head = await fetch(`${folder}/${dtype}/model.safetensors`, { method: 'HEAD' }).catch(() => null);
+    const size = Number(head?.headers.get('Content-Length'));
+    return { error: `reading ${dtype}/model.safetensors${size ? ` (${(size / 2 ** 30).toFixed(2)} GiB)` : ''} into the page failed: ${errorOf(e)}` };
+  }
   console.log(`ours ${shape.name} ${dtype}: loading`);
   try {
     const { lm, ms, memory } = await loadOurs(lens, files);

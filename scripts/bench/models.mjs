@@ -6,7 +6,7 @@
 // .build/bench-models/. Every peer is checked against ours before it is timed. Prints a table,
 // issue 21 §4's targets as ratios (met / missed), and with --json FILE all of it as JSON.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +71,29 @@ export function parseArgs(argv) {
   return o;
 }
 
+// Node's fs moves at most 2 GiB per call: files above that (--big) go in pieces.
+const PIECE = 2 ** 30;
+
+export function writeBytes(file, bytes) {
+  const fd = openSync(file, 'w');
+  try {
+    for (let at = 0; at < bytes.byteLength; at += PIECE) writeSync(fd, bytes, at, Math.min(PIECE, bytes.byteLength - at));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function readBytes(file) {
+  const fd = openSync(file, 'r');
+  try {
+    const out = new Uint8Array(fstatSync(fd).size);
+    for (let at = 0; at < out.byteLength;) at += readSync(fd, out, at, Math.min(PIECE, out.byteLength - at), at);
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Writes a shape's files (once per shape, seed and writer version) into `dir`/<shape>-<seed>/:
  * F32/ and F16/ (model.safetensors + config.json), the tokenizer, model.onnx, model-F32.gguf,
@@ -85,14 +108,14 @@ export function writeModelFiles(shape, { dir, seed, dtypes = ['F32', 'F16'], onn
   const t0 = performance.now();
   for (const dtype of dtypes) {
     mkdirSync(path.join(folder, dtype), { recursive: true });
-    writeFileSync(path.join(folder, dtype, 'model.safetensors'), safetensorsBytes(shape, dtype, seed));
+    writeBytes(path.join(folder, dtype, 'model.safetensors'), safetensorsBytes(shape, dtype, seed));
     writeFileSync(path.join(folder, dtype, 'config.json'), JSON.stringify(configJson(shape, dtype), null, 2));
   }
   if (shape.arch === 'gpt2') writeFileSync(path.join(folder, 'tokenizer.json'), JSON.stringify(gpt2TokenizerJson(shape.vocab)));
   else writeFileSync(path.join(folder, 'tokenizer.bin'), llama2cTokenizer(shape.vocab));
   if (onnx) writeFileSync(path.join(folder, 'model.onnx'), onnxBytes(shape, seed));
   if (gguf) for (const dtype of ['F32', 'F16'].filter((d) => dtypes.includes(d)))
-    writeFileSync(path.join(folder, `model-${dtype}.gguf`), ggufBytes(shape, dtype, seed));
+    writeBytes(path.join(folder, `model-${dtype}.gguf`), ggufBytes(shape, dtype, seed));
   writeFileSync(stampFile, stamp);
   log(`wrote ${shape.name}'s files (${parameterCount(shape).toLocaleString('en-US')} parameters) in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${folder}`);
   return folder;
