@@ -3,6 +3,7 @@
 // caches with four independent f32x4 accumulators, the access pattern of a matrix-vector product
 // streaming its weights. Decoding one token reads every weight once, so bytes/s ÷ weight bytes
 // per token bounds tokens/s. Plain JavaScript: runs in Node and in browsers.
+import { median } from './core.js';
 import { leb, op, section, SIMD } from './wasm-probe.js';
 
 const PAGE = 65536;
@@ -31,11 +32,6 @@ export function bandwidthBytes(pages) {
     ...section(10, [1, ...code]),
   ]);
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /**
  * Read bandwidth in GB/s (10^9 bytes/s) over `mib` MiB written beforehand (untouched pages

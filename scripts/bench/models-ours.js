@@ -1,11 +1,9 @@
 // Our side of `npm run bench:models`, shared by Node (models-node.mjs) and Chromium
 // (models-page.js): load from bytes, greedy decoding and prefill timed through the public API.
 // Plain JavaScript, no Node modules.
+import { median } from './core.js';
 
-export const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+export { median };
 
 /** { lm, ms, memory } of lens.loadModel() on the files' bytes (already in memory). */
 export async function loadOurs(lens, { config, weights, tokenizer }) {
