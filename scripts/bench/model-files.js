@@ -225,9 +225,22 @@ export function promptIds(s, n, seed = 7) {
 }
 
 /**
- * tokenizer.json (the Hub's format: byte-level BPE, no merges) of GPT-2's made-up vocabulary:
- * every piece is ASCII letters, which byte-level BPE keeps as they are; the last id is
- * <|endoftext|>.
+ * BPE merges that rebuild GPT-2's made-up words from their letters: "prefix last-letter" for
+ * every word of two letters or more, ranked by the word's id (a prefix always has a smaller id),
+ * so that a run of words (one pre-tokenised word of letters) splits back into the same ids.
+ */
+export function gpt2Merges(vocab) {
+  const merges = [];
+  for (let id = 0; id < vocab - 1; id++) {
+    const word = pieceOf(id + SPECIAL_PIECES);
+    if (word.length > 1) merges.push(`${word.slice(0, -1)} ${word.slice(-1)}`);
+  }
+  return merges;
+}
+
+/**
+ * tokenizer.json (the Hub's format: byte-level BPE) of GPT-2's made-up vocabulary: every piece
+ * is ASCII letters, which byte-level BPE keeps as they are; the last id is <|endoftext|>.
  */
 export function gpt2TokenizerJson(vocab) {
   const pieces = {};
@@ -240,6 +253,6 @@ export function gpt2TokenizerJson(vocab) {
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
     post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab: pieces, merges: [] },
+    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab: pieces, merges: gpt2Merges(vocab) },
   };
 }

@@ -3,7 +3,7 @@
 // layouts. Llama: q/k rows go from the Hub's rotate-half order back to llama.cpp's interleaved
 // order (the inverse of convert_hf_to_gguf.py's permute). GPT-2: Conv1D weights ([in, out])
 // transposed to [out, in]. Norms and biases stay F32 in an F16 file, as llama.cpp writes them.
-import { BYTES, SPECIAL_PIECES, pieceOf, tensorList, tensorValues, writeValues } from './model-files.js';
+import { BYTES, SPECIAL_PIECES, gpt2Merges, pieceOf, tensorList, tensorValues, writeValues } from './model-files.js';
 
 const ALIGN = 32;
 const TYPE = { u32: 4, i32: 5, f32: 6, bool: 7, string: 8, array: 9 };
@@ -123,7 +123,7 @@ function metadata(s, dtype) {
       ['tokenizer.ggml.model', 'string', 'gpt2'], ['tokenizer.ggml.pre', 'string', 'gpt-2'],
       ['tokenizer.ggml.tokens', ['array', 'string'], tokens],
       ['tokenizer.ggml.token_type', ['array', 'i32'], tokens.map((_, id) => (id === eos ? 3 : 1))],
-      ['tokenizer.ggml.merges', ['array', 'string'], []],
+      ['tokenizer.ggml.merges', ['array', 'string'], gpt2Merges(s.vocab)],
       ['tokenizer.ggml.bos_token_id', 'u32', eos], ['tokenizer.ggml.eos_token_id', 'u32', eos]);
   }
   // wllama takes prompts as text only: llama.cpp adds the BOS and, with no space prefix, splits the

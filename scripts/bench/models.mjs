@@ -18,7 +18,7 @@ import { parameterCount, shapeOf, weightBytesPerToken } from './model-shapes.js'
 import { formatModels, judgeModels } from './models-report.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const FILES_VERSION = 1;  // bump when the writers change, so old files are rewritten
+const FILES_VERSION = 2;  // bump when the writers change, so old files are rewritten
 
 export const DEFAULTS = {
   shapes: ['gpt2-small', 'smollm-135m'], runs: 5, threads: [1, 2], lengths: [128, 512], seed: 1,
