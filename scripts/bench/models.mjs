@@ -147,7 +147,8 @@ export async function benchShape(name, o, { log = () => {} } = {}) {
   const base = { shape: name, dir: folder, dtypes: ['F32', 'F16'], lengths: o.lengths, runs: o.runs,
     promptTokens: o.promptTokens, newTokens: o.newTokens, prefillTokens: Math.min(o.prefillTokens, shape.context - 1),
     generateRuns: o.generateRuns, bandwidthMiB: o.bandwidthMiB };
-  const node = o.threads.map((threads, i) => runNode({ ...base, threads, generate: i === 0 }, { log }));
+  // Loads, memory and decoding in the first process; the others time the forward passes only.
+  const node = o.threads.map((threads, i) => runNode({ ...base, threads, generate: i === 0, dtypes: i === 0 ? base.dtypes : ['F32'] }, { log }));
   let browser = null;
   if (o.browser) {
     const { runModelsInBrowser } = await import('./models-browser.mjs');
