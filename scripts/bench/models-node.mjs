@@ -116,7 +116,7 @@ if (spec.generate) {
     if (!lm) continue;
     const greedy = timeGreedy(lm, promptIds(shape, spec.promptTokens), { steps: spec.newTokens, runs: spec.generateRuns });
     const prefill = timePrefill(lm, promptIds(shape, spec.prefillTokens, 13), { runs: spec.generateRuns });
-    result.generate[dtype] = { ...greedy, prefill };
+    result.generate[dtype] = { ...greedy, promptTokens: spec.promptTokens, prefill };
     log(`ours ${dtype}: greedy ${greedy.decodeTokensPerSecond.toFixed(1)} tokens/s, prefill of ${prefill.tokens} ${prefill.tokensPerSecond.toFixed(0)} tokens/s`);
   }
   result.bandwidth.end = readBandwidth({ mib: spec.bandwidthMiB });

@@ -4,7 +4,7 @@
 
 const MiB = 2 ** 20;
 const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
-const mib = (b) => (Number.isFinite(b) ? `${(b / MiB).toFixed(0)} MiB` : '—');
+const mib = (b) => (!Number.isFinite(b) ? '—' : b < 10 * MiB ? `${(b / MiB).toFixed(2)} MiB` : `${(b / MiB).toFixed(0)} MiB`);
 
 /** Bytes of the KV cache at the context, in float32 (what ours keeps). */
 export function kvCacheBytes(s) {
@@ -22,7 +22,7 @@ export function judgeModels(shapes) {
     const push = (t) => out.push({ shape: s.name, ...t });
     const one = node[0];
     const oursError = one.ours.F32?.error;
-    const notOurs = oursError ? { reason: `ours does not load this model: ${oursError}` } : {};
+    const notOurs = oursError ? { reason: 'not judged: ours does not load this model (its message is in the table)' } : {};
     const voidNode = !oursError && one.agreement && !one.agreement.ok
       ? { reason: `void: onnxruntime-web and ours disagree (logits ${one.agreement.logitsMaxAbs}, attention ${one.agreement.attentionMaxAbs})` } : {};
     for (const r of node)
@@ -34,22 +34,23 @@ export function judgeModels(shapes) {
       const o = one.ours[dtype];
       const weights = s.parameters * (dtype === 'F32' ? 4 : 2);
       push(target(`heap-${dtype}`, `heap after load (${dtype}): 1.2 × (weight bytes + KV cache at the context) ÷ heap`,
-        (1.2 * (weights + kvCacheBytes(s))) / o?.heapBytes, 1, o?.error ? { reason: `ours does not load: ${o.error}` } : {}));
+        (1.2 * (weights + kvCacheBytes(s))) / o?.heapBytes, 1, o?.error ? notOurs : {}));
     }
     push(target('heap-vs-ort', "heap after load (F32): onnxruntime-web's added memory (RSS) ÷ ours", one.ort.rssAddedBytes / one.ours.F32?.heapBytes, 2, notOurs));
     const bound = (gbs, dtype) => (gbs * 1e9) / s.weightBytesPerToken[dtype];
+    const notOursHere = { reason: 'not judged: ours does not load this model here (its message is in the table)' };
     for (const dtype of ['F32', 'F16']) {
       const g = one.generate?.[dtype];
       push(target(`decode-bound-${dtype}-node`, `greedy decoding in Node (${dtype}): ours ÷ the bandwidth bound`,
         g?.decodeTokensPerSecond / bound(one.bandwidth?.start.gbs, dtype), 0.7, g ? {} : notOurs));
       const b = browser?.ours[dtype];
       if (browser) push(target(`decode-bound-${dtype}-chromium`, `greedy decoding in Chromium (${dtype}): ours ÷ the bandwidth bound`,
-        b?.greedy?.decodeTokensPerSecond / bound(browser.bandwidth.start.gbs, dtype), 0.7, b?.error ? { reason: `ours does not load: ${b.error}` } : {}));
+        b?.greedy?.decodeTokensPerSecond / bound(browser.bandwidth.start.gbs, dtype), 0.7, b?.error ? notOursHere : {}));
       if (dtype === 'F16' && browser)
         push(target('heads-grid', `isolated page, ${dtype} model loaded: text changed → heads grid of ${b?.headsGrid?.tokens ?? 64} tokens redrawn, 500 ms ÷ the median`,
-          500 / b?.headsGrid?.medianMs, 1, b?.error ? { reason: `ours does not load: ${b.error}` } : {}));
+          500 / b?.headsGrid?.medianMs, 1, b?.error ? notOursHere : {}));
       for (const w of browser?.wllama[dtype] ?? []) {
-        const reason = b?.error ? `ours does not load: ${b.error}` : w.error ? `wllama failed: ${w.error}`
+        const reason = b?.error ? notOursHere.reason : w.error ? `wllama failed: ${w.error}`
           : !(w.agreement.sameIds && w.agreement.samePrompt) ? 'void: wllama and ours wrote different greedy ids' : undefined;
         const extra = reason ? { reason } : {};
         push(target(`decode-wllama-${dtype}-${w.threads}t`, `greedy tokens/s (${dtype}), ours ÷ wllama on ${w.threads} thread${w.threads > 1 ? 's' : ''}`,
@@ -79,13 +80,13 @@ function shapeTable({ shape: s, node, browser }) {
       `attention max |Δ| ${one.agreement.attentionMaxAbs.toExponential(1)}`, one.agreement.ok ? 'agree' : '**disagree: comparison void**');
   for (const r of node)
     for (const f of r.forward)
-      row(`Node: forward + all attention, ${f.tokens} tokens, ORT ${r.threads} thread${r.threads > 1 ? 's' : ''}`, `${fmt(f.oursMs)} ms`, `${fmt(f.ortMs)} ms`, fmt(f.ortMs / f.oursMs, 2));
+      row(`Node: forward + all attention, ${f.tokens} tokens, ORT ${r.threads} thread${r.threads > 1 ? 's' : ''}`, f.oursMs === null ? '—' : `${fmt(f.oursMs)} ms`, `${fmt(f.ortMs)} ms`, fmt(f.ortMs / f.oursMs, 2));
   if (one.bandwidth) row('Node: read bandwidth (start / end, best)', `${fmt(one.bandwidth.start.gbs)} / ${fmt(one.bandwidth.end.gbs)} GB/s`, '', '');
   for (const dtype of ['F32', 'F16']) {
     const g = one.generate?.[dtype];
     if (!g) continue;
     const bound = (one.bandwidth.start.gbs * 1e9) / s.weightBytesPerToken[dtype];
-    row(`Node: greedy ${g.tokens} tokens after ${one.generate[dtype].prefillMs ? 'a' : ''} prompt (${dtype})`, `${fmt(g.decodeTokensPerSecond)} tokens/s`,
+    row(`Node: greedy ${g.tokens} tokens after a ${g.promptTokens}-token prompt (${dtype})`, `${fmt(g.decodeTokensPerSecond)} tokens/s`,
       `bound ${fmt(bound)} tokens/s`, fmt(g.decodeTokensPerSecond / bound, 2));
     row(`Node: prefill of ${g.prefill.tokens} tokens (${dtype})`, `${fmt(g.prefill.tokensPerSecond, 0)} tokens/s`, '', '');
   }
