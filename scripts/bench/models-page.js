@@ -72,6 +72,7 @@ async function oursFor(lens, spec, shape, dtype, folder) {
 
 // One wllama instance per (file, thread count): loading, the agreement run, then timed runs.
 async function wllamaFor(spec, shape, dtype, folder, threads, ours) {
+  // spec.debug: llama.cpp's own log on the page's console (models-browser.mjs prints it).
   const wllama = new Wllama({ default: WLLAMA_WASM }, { allowOffline: true, suppressNativeLog: !spec.debug });
   try {
     const blob = new Blob([await bytesOf(`${folder}/model-${dtype}.gguf`)]);
@@ -88,7 +89,6 @@ async function wllamaFor(spec, shape, dtype, folder, threads, ours) {
       temperature: 0, ignore_eos: true, cache_prompt: false, ...extra }), spec.deadlineMs, `wllama.createCompletion (${ids.length} + ${max} tokens)`);
     const prompt = promptIds(shape, spec.promptTokens);
     const check = await complete(prompt, spec.checkTokens, { logprobs: 3 });
-    if (spec.debug) console.log(JSON.stringify(check).slice(0, 3000));
     const text = check.choices[0].text;
     const agreement = { text, sameText: ours?.check ? text === ours.check.text : null,
       promptTokens: check.usage?.prompt_tokens, samePrompt: check.usage?.prompt_tokens === prompt.length };
