@@ -35,8 +35,10 @@ const HELP = `npm run bench:models [-- options]
   --prefill-tokens N  prompt length of the prefill measurement (default ${DEFAULTS.prefillTokens})
   --generate-runs N   timed greedy / prefill runs (default ${DEFAULTS.generateRuns})
   --bandwidth-mib N   buffer of the read-bandwidth probe (default ${DEFAULTS.bandwidthMiB})
-  --no-browser        Node only (no wllama)
-  --big               issue 21 §5: TinyLlama-1.1B's shape in BF16 (load + generate, Node)
+  --no-browser        Node only (no wllama, no Chromium page)
+  --big               issue 21 §5: TinyLlama-1.1B's shape in BF16 (load + generate, Node and an isolated page)
+  --seed N            the random weights' seed (default ${DEFAULTS.seed})
+  --dir DIR           where the model files go (default .build/bench-models)
   --json FILE         write every measurement as JSON`;
 
 export function parseArgs(argv) {
