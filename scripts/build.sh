@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the native library + doctest suite, the wasm modules (engine relaxed SIMD, SIMD128 and
-# scalar, the model add-on in relaxed SIMD and SIMD128) into web/dist/, the fuzz harness, the single-file bundle and the packed model
-# file. Incremental: a second run only rebuilds what changed.
+# scalar, their threaded twins, the model add-on in relaxed SIMD and SIMD128) into web/dist/, the
+# fuzz harness, the minified elements (web/dist/elements/), the single-file bundle and the packed
+# model file. Incremental: a second run only rebuilds what changed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/.build"
@@ -44,8 +45,12 @@ done
 echo "[build] fuzz" >&2
 cmake --build "$BUILD/fuzz" --target attnlens_fuzz attnlens_fuzz_llama -- -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] ' || true; }
 
-# The single-file build (engine + elements + inlined wasm) behind `attnlens/single`; skipped when
-# up to date.
+# The minified builds for pages, with source maps (Rollup + esbuild, scripts/build-common.mjs),
+# each skipped when up to date: the elements and the engine API in web/dist/elements/ (package
+# entries `attnlens/dist/…`), and the single file (engine + elements + inlined wasm) behind
+# `attnlens/single`.
+echo "[build] minified elements" >&2
+node "$ROOT/scripts/build-elements.mjs"
 echo "[build] single-file bundle" >&2
 node "$ROOT/scripts/build-single.mjs"
 

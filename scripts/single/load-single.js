@@ -1,7 +1,8 @@
 // Stands in for web/engine/load.js inside the single-file build: the SIMD engine only, its wasm
-// bytes inlined as base64 (no request, nothing to host next to the file).
+// bytes inlined gzip-compressed as base64 (no request, nothing to host next to the file) and
+// inflated by DecompressionStream, which every runtime that validates SIMD128 has.
 import createModule from '../../web/dist/attnlens-simd.mjs';
-import wasmBase64 from 'virtual:attnlens-simd-wasm-base64';
+import wasmGzipBase64 from 'virtual:attnlens-simd-wasm';
 
 import { isNode, relaxedSimdSupported, simdSupported } from '../../web/engine/runtime.js';
 
@@ -17,6 +18,11 @@ function decode(base64) {
   return bytes;
 }
 
+async function inflate(gzipped) {
+  const stream = new Blob([gzipped]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
 /** Instantiates the inlined SIMD build (the only one in this file). */
 export async function instantiate(variant) {
   if (variant !== 'simd')
@@ -26,6 +32,6 @@ export async function instantiate(variant) {
   return createModule({
     print: () => {},
     printErr: (text) => console.warn(`attnlens: ${text}`),
-    wasmBinary: decode(wasmBase64),
+    wasmBinary: await inflate(decode(wasmGzipBase64)),
   });
 }

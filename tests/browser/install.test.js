@@ -4,6 +4,8 @@
 //   - a Vite 7 project importing the engine and the elements, built, then served as built;
 //   - a static page: the package's files copied next to a plain HTML file, one module script;
 //   - the single-file build, the only file next to its HTML page;
+//   - a lean page: one heatmap from the minified build (web/dist/elements/), its requests and their
+//     gzipped bytes counted against the budget of issue 18 (≤ 100 KB in ≤ 8 requests);
 //   - the elements given malformed and hostile data.
 // Each checks that the wasm is found, the figures show the engine's weights, nothing was
 // evaluated from strings (the CSP would report it), and no request left 127.0.0.1.
@@ -12,6 +14,7 @@ import { cp, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 
 import { STRICT_CSP } from '../../scripts/serve.mjs';
 import { installInto, pack, remove } from '../js/pack.js';
@@ -94,6 +97,11 @@ describe('the installed tarball in the browser, under a strict CSP', () => {
     await mkdir(path.join(site, 'single'));
     await cp(path.join(project.pkg, 'web/dist/attnlens-single.js'), path.join(site, 'single', 'attnlens-single.js'));
     await writeFile(path.join(site, 'single', 'index.html'), page('attnlens, one file', 'attnlens-single.js'));
+
+    // Lean: the package next to a page with one heatmap from the minified build.
+    await cp(project.pkg, path.join(site, 'lean', 'attnlens'), { recursive: true });
+    await writeFile(path.join(site, 'lean', 'index.html'), page('attnlens, one heatmap', 'attnlens/web/dist/elements/attn-heatmap.js')
+      .replace(FIGURES, `\n<attn-heatmap id="heatmap" src="#data"></attn-heatmap>\n<script type="application/json" id="data">${DATA}</script>`));
 
     await writeFile(path.join(site, 'csp-probe.js'), CSP_PROBE);
     browser = await startBrowser({ serveOptions: { root: site, index: '/static/' } });
@@ -197,6 +205,38 @@ describe('the installed tarball in the browser, under a strict CSP', () => {
     assert.equal(csp, STRICT_CSP);
     assertFigures(await figures(p), 'single');
     assert.deepEqual(requests.map((u) => new URL(u).pathname), ['/single/', '/single/attnlens-single.js'], 'no other request');
+    assertOffline(p);
+    await assertCspEnforced(p);
+  });
+
+  it('a page with one heatmap from the minified build loads ≤ 100 KB gzipped in ≤ 8 requests', async (t) => {
+    const p = await browser.newPage();
+    const loaded = [];
+    p.on('response', async (r) => {
+      if (!/^https?:/.test(r.url())) return;
+      loaded.push(r.body().then((body) => ({ path: new URL(r.url()).pathname, status: r.status(), gzipped: gzipSync(body, { level: 9 }).length })));
+    });
+    await p.goto(`${browser.url}/lean/`);
+    const r = await p.evaluate(async () => {
+      await customElements.whenDefined('attn-heatmap');
+      const el = document.getElementById('heatmap');
+      return { ok: await el.updateComplete, error: el.error, weights: Array.from(el.weights ?? []), build: el.lens?.build, violations: window.__violations.slice() };
+    });
+    assert.equal(r.error, null);
+    assert.equal(r.ok, true);
+    assert.ok(ref.maxAbsDiff(r.weights, WANT) < 1e-5, 'heatmap weights match the float64 reference');
+    assert.equal(r.build, 'relaxed', 'Chromium runs the relaxed-SIMD build');
+    assert.deepEqual(r.violations, [], 'CSP violations');
+    await p.waitForLoadState('networkidle');
+    const responses = await Promise.all(loaded);
+    const bytes = responses.reduce((sum, x) => sum + x.gzipped, 0);
+    const list = responses.map((x) => `${x.path} ${x.status} ${(x.gzipped / 1000).toFixed(1)} KB`).join('; ');
+    t.diagnostic(`lean page: ${responses.length} requests, ${(bytes / 1000).toFixed(1)} KB gzipped: ${list}`);
+    assert.ok(responses.every((x) => x.status === 200), list);
+    assert.ok(responses.some((x) => x.path.endsWith('/web/dist/attnlens-relaxed.wasm')), `the wasm from web/dist/: ${list}`);
+    assert.ok(!responses.some((x) => /\/web\/(elements|engine)\//.test(x.path)), `only minified modules: ${list}`);
+    assert.ok(responses.length <= 8, `${responses.length} requests: ${list}`);
+    assert.ok(bytes <= 100_000, `${(bytes / 1000).toFixed(1)} KB gzipped: ${list}`);
     assertOffline(p);
     await assertCspEnforced(p);
   });
