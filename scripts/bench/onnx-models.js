@@ -5,11 +5,11 @@
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const { onnx } = require('onnx-proto');
+export const { onnx } = require('onnx-proto');
 
-const FLOAT = onnx.TensorProto.DataType.FLOAT;
+export const FLOAT = onnx.TensorProto.DataType.FLOAT;
 
-function tensorType(dims) {
+export function tensorType(dims) {
   return {
     tensorType: {
       elemType: FLOAT,
@@ -17,7 +17,7 @@ function tensorType(dims) {
     },
   };
 }
-const value = (name, dims) => ({ name, type: tensorType(dims) });
+export const value = (name, dims) => ({ name, type: tensorType(dims) });
 
 function attr(name, v) {
   if (typeof v === 'string') return { name, type: onnx.AttributeProto.AttributeType.STRING, s: new TextEncoder().encode(v) };
@@ -27,19 +27,19 @@ function attr(name, v) {
   return { name, type: onnx.AttributeProto.AttributeType.FLOAT, f: v };
 }
 
-function node(opType, inputs, outputs, attributes = {}, domain = '') {
+export function node(opType, inputs, outputs, attributes = {}, domain = '') {
   return {
     opType, input: inputs, output: outputs, domain, name: `${opType}_${outputs[0]}`,
     attribute: Object.entries(attributes).map(([k, v]) => attr(k, v)),
   };
 }
 
-function model({ nodes, inputs, outputs, initializers = [], opsets }) {
+export function model({ nodes, inputs, outputs, initializers = [], opsets, name = 'attention' }) {
   const m = onnx.ModelProto.create({
     irVersion: 10,
     producerName: 'attnlens-bench',
     opsetImport: Object.entries(opsets).map(([domain, version]) => ({ domain, version })),
-    graph: { name: 'attention', node: nodes, input: inputs, output: outputs, initializer: initializers },
+    graph: { name, node: nodes, input: inputs, output: outputs, initializer: initializers },
   });
   return onnx.ModelProto.encode(m).finish();
 }

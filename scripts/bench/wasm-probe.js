@@ -8,7 +8,7 @@
 const CHAIN_COUNTS = [8, 12, 16, 24];
 
 // Unsigned LEB128 (every count here is small, but encode it properly).
-function leb(n) {
+export function leb(n) {
   const out = [];
   do {
     let byte = n & 0x7f;
@@ -20,9 +20,9 @@ function leb(n) {
 }
 
 const f32 = (x) => [...new Uint8Array(new Float32Array([x]).buffer)];
-const section = (id, bytes) => [id, ...leb(bytes.length), ...bytes];
-const SIMD = 0xfd;
-const op = {
+export const section = (id, bytes) => [id, ...leb(bytes.length), ...bytes];
+export const SIMD = 0xfd;
+export const op = {
   localGet: 0x20, localSet: 0x21, f32Const: 0x43, i32Const: 0x41, i32Eqz: 0x45, i32Sub: 0x6b,
   block: 0x02, loop: 0x03, br: 0x0c, brIf: 0x0d, end: 0x0b, void: 0x40,
   f32x4Splat: [SIMD, ...leb(0x13)], f32x4ExtractLane: [SIMD, ...leb(0x1f)],

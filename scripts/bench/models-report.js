@@ -1,0 +1,131 @@
+// The report of `npm run bench:models` (models.mjs): per shape a table of ours against
+// onnxruntime-web (Node) and wllama (Chromium), then issue 21 §4's targets as ratios measured in
+// the same run, each met or missed (or void when the contestants disagreed, or not measured).
+
+const MiB = 2 ** 20;
+const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
+const mib = (b) => (!Number.isFinite(b) ? '—' : b < 10 * MiB ? `${(b / MiB).toFixed(2)} MiB` : `${(b / MiB).toFixed(0)} MiB`);
+
+/** Bytes of the KV cache at the context, in float32 (what ours keeps). */
+export function kvCacheBytes(s) {
+  return 2 * s.layers * s.context * (s.dim / s.heads) * s.kvHeads * 4;
+}
+
+const target = (id, what, ratio, need, extra = {}) => ({
+  id, what, ratio, need, met: extra.reason ? null : Number.isFinite(ratio) ? ratio >= need : null, ...extra,
+});
+
+/** Every target of every shape: { shape, id, what, ratio, need, met, reason? }. */
+export function judgeModels(shapes) {
+  const out = [];
+  for (const { shape: s, node, browser } of shapes) {
+    const push = (t) => out.push({ shape: s.name, ...t });
+    const one = node[0];
+    const oursError = one.ours.F32?.error;
+    const notOurs = oursError ? { reason: 'not judged: ours does not load this model (its message is in the table)' } : {};
+    const voidNode = !oursError && one.agreement && !one.agreement.ok
+      ? { reason: `void: onnxruntime-web and ours disagree (logits ${one.agreement.logitsMaxAbs}, attention ${one.agreement.attentionMaxAbs})` } : {};
+    for (const r of node)
+      for (const f of r.forward)
+        push(target(`forward-${f.tokens}-${r.threads}t`, `forward pass with every layer's attention, ${f.tokens} tokens, onnxruntime-web on ${r.threads} thread${r.threads > 1 ? 's' : ''}: its time ÷ ours`,
+          f.ortMs / f.oursMs, 1.5, { ...notOurs, ...voidNode }));
+    push(target('load', 'load from bytes: onnxruntime-web session creation ÷ ours (F32)', one.ort.createMs / one.ours.F32?.loadMs, 2, notOurs));
+    for (const dtype of ['F32', 'F16']) {
+      const o = one.ours[dtype];
+      const weights = s.parameters * (dtype === 'F32' ? 4 : 2);
+      push(target(`heap-${dtype}`, `heap after load (${dtype}): 1.2 × (weight bytes + KV cache at the context) ÷ heap`,
+        (1.2 * (weights + kvCacheBytes(s))) / o?.heapBytes, 1, o?.error ? notOurs : {}));
+    }
+    push(target('heap-vs-ort', "heap after load (F32): onnxruntime-web's added memory (RSS) ÷ ours", one.ort.rssAddedBytes / one.ours.F32?.heapBytes, 2, notOurs));
+    const bound = (gbs, dtype) => (gbs * 1e9) / s.weightBytesPerToken[dtype];
+    const notOursHere = { reason: 'not judged: ours does not load this model here (its message is in the table)' };
+    for (const dtype of ['F32', 'F16']) {
+      const g = one.generate?.[dtype];
+      push(target(`decode-bound-${dtype}-node`, `greedy decoding in Node (${dtype}): ours ÷ the bandwidth bound`,
+        g?.decodeTokensPerSecond / bound(one.bandwidth?.start.gbs, dtype), 0.7, g ? {} : notOurs));
+      const b = browser?.ours[dtype];
+      if (browser) push(target(`decode-bound-${dtype}-chromium`, `greedy decoding in Chromium (${dtype}): ours ÷ the bandwidth bound`,
+        b?.greedy?.decodeTokensPerSecond / bound(browser.bandwidth.start.gbs, dtype), 0.7, b?.error ? notOursHere : {}));
+      if (dtype === 'F16' && browser)
+        push(target('heads-grid', `isolated page, ${dtype} model loaded: text changed → heads grid of ${b?.headsGrid?.tokens ?? 64} tokens redrawn, 500 ms ÷ the median`,
+          500 / b?.headsGrid?.medianMs, 1, b?.error ? notOursHere : {}));
+      for (const w of browser?.wllama[dtype] ?? []) {
+        const reason = b?.error ? notOursHere.reason : w.error ? `wllama failed: ${w.error}`
+          : !(w.agreement.sameIds && w.agreement.samePrompt) ? 'void: wllama and ours wrote different greedy ids' : undefined;
+        const extra = reason ? { reason } : {};
+        push(target(`decode-wllama-${dtype}-${w.threads}t`, `greedy tokens/s (${dtype}), ours ÷ wllama on ${w.threads} thread${w.threads > 1 ? 's' : ''}`,
+          b?.greedy?.decodeTokensPerSecond / w.decodeTokensPerSecond, 1.2, extra));
+        push(target(`prefill-wllama-${dtype}-${w.threads}t`, `prefill tokens/s (${dtype}), ours ÷ wllama on ${w.threads} thread${w.threads > 1 ? 's' : ''}`,
+          b?.prefill?.tokensPerSecond / w.prefillTokensPerSecond, 1.5, extra));
+      }
+    }
+  }
+  return out;
+}
+
+function shapeTable({ shape: s, node, browser }) {
+  const one = node[0];
+  const lines = [`### ${s.name}: ${s.note}, ${s.parameters.toLocaleString('en-US')} parameters, random weights`,
+    '', '| measurement | ours | peer | peer ÷ ours (time) or ours ÷ peer (rate) |', '|---|---|---|---|'];
+  const row = (what, ours, peer, ratio) => lines.push(`| ${what} | ${ours} | ${peer} | ${ratio} |`);
+  for (const dtype of ['F32', 'F16']) {
+    const o = one.ours[dtype];
+    row(`Node: load from bytes (${dtype} safetensors, ${mib(o?.fileBytes)})`, o?.error ? `does not load: ${o.error}` : `${fmt(o.loadMs, 0)} ms`,
+      dtype === 'F32' ? `onnxruntime-web session: ${fmt(one.ort.createMs, 0)} ms` : '', dtype === 'F32' ? fmt(one.ort.createMs / o?.loadMs, 2) : '');
+    row(`Node: heap after load (${dtype})`, o?.error ? '—' : `${mib(o.heapBytes)} (in use ${mib(o.heapInUse)})`,
+      dtype === 'F32' ? `onnxruntime-web added RSS ${mib(one.ort.rssAddedBytes)}` : '', dtype === 'F32' ? fmt(one.ort.rssAddedBytes / o?.heapBytes, 2) : '');
+  }
+  if (one.agreement)
+    row(`Node: agreement at ${one.agreement.tokens} tokens (before timing)`, `logits max |Δ| ${one.agreement.logitsMaxAbs.toExponential(1)} of ${fmt(one.agreement.logitsScale, 2)}`,
+      `attention max |Δ| ${one.agreement.attentionMaxAbs.toExponential(1)}`, one.agreement.ok ? 'agree' : '**disagree: comparison void**');
+  for (const r of node)
+    for (const f of r.forward)
+      row(`Node: forward + all attention, ${f.tokens} tokens, ORT ${r.threads} thread${r.threads > 1 ? 's' : ''}`, f.oursMs === null ? '—' : `${fmt(f.oursMs)} ms`, `${fmt(f.ortMs)} ms`, fmt(f.ortMs / f.oursMs, 2));
+  if (one.bandwidth) row('Node: read bandwidth (start / end, best)', `${fmt(one.bandwidth.start.gbs)} / ${fmt(one.bandwidth.end.gbs)} GB/s`, '', '');
+  for (const dtype of ['F32', 'F16']) {
+    const g = one.generate?.[dtype];
+    if (!g) continue;
+    const bound = (one.bandwidth.start.gbs * 1e9) / s.weightBytesPerToken[dtype];
+    row(`Node: greedy ${g.tokens} tokens after a ${g.promptTokens}-token prompt (${dtype})`, `${fmt(g.decodeTokensPerSecond)} tokens/s`,
+      `bound ${fmt(bound)} tokens/s`, fmt(g.decodeTokensPerSecond / bound, 2));
+    row(`Node: prefill of ${g.prefill.tokens} tokens (${dtype})`, `${fmt(g.prefill.tokensPerSecond, 0)} tokens/s`, '', '');
+  }
+  if (browser) {
+    row(`Chromium ${browser.browser} (isolated: ${browser.crossOriginIsolated}): read bandwidth`, `${fmt(browser.bandwidth.start.gbs)} / ${fmt(browser.bandwidth.end.gbs)} GB/s`, '', '');
+    for (const dtype of ['F32', 'F16']) {
+      const b = browser.ours[dtype];
+      if (b.error) {
+        row(`Chromium (${dtype})`, `does not load: ${b.error}`, '', '');
+        continue;
+      }
+      const bound = (browser.bandwidth.start.gbs * 1e9) / s.weightBytesPerToken[dtype];
+      row(`Chromium: greedy tokens/s (${dtype}) vs the bandwidth bound`, fmt(b.greedy.decodeTokensPerSecond), `bound ${fmt(bound)}`, fmt(b.greedy.decodeTokensPerSecond / bound, 2));
+      if (b.headsGrid)
+        row(`Chromium: text changed → heads grid (${b.headsGrid.layers} layers × ${b.headsGrid.heads} heads, ${b.headsGrid.tokens} tokens) redrawn (${dtype})`,
+          `${fmt(b.headsGrid.medianMs, 0)} ms (lm.run ${fmt(b.headsGrid.runMs, 0)} ms; first draw ${fmt(b.headsGrid.firstMs, 0)} ms)`, 'target 500 ms', fmt(500 / b.headsGrid.medianMs, 2));
+      for (const w of browser.wllama[dtype]) {
+        if (w.error) {
+          row(`Chromium: wllama ${w.threads} thread(s) (${dtype})`, '', `failed: ${w.error}`, '');
+          continue;
+        }
+        const a = w.agreement;
+        row(`Chromium: load (${dtype}), wllama ${w.threads} thread(s)`, `${fmt(b.loadMs, 0)} ms`, `${fmt(w.loadMs, 0)} ms`, fmt(w.loadMs / b.loadMs, 2));
+        row(`Chromium: agreement with wllama ${w.threads}t (${dtype})`, `same ids: ${a.sameIds}, same prompt: ${a.samePrompt}`,
+          `top-3 p max |Δ| ${a.topProbabilityMaxAbs?.toExponential(1) ?? '—'}`, a.sameIds && a.samePrompt ? 'agree' : '**disagree: void**');
+        row(`Chromium: greedy tokens/s (${dtype}), wllama ${w.threads}t`, fmt(b.greedy.decodeTokensPerSecond), fmt(w.decodeTokensPerSecond), fmt(b.greedy.decodeTokensPerSecond / w.decodeTokensPerSecond, 2));
+        row(`Chromium: prefill tokens/s of ${b.prefill.tokens} (${dtype}), wllama ${w.threads}t`, fmt(b.prefill.tokensPerSecond, 0), fmt(w.prefillTokensPerSecond, 0), fmt(b.prefill.tokensPerSecond / w.prefillTokensPerSecond, 2));
+      }
+    }
+  }
+  return lines.join('\n');
+}
+
+export function formatModels(shapes, targets, env) {
+  const load = env.loadAverage;
+  const parts = [`## bench:models — Node ${env.node}, ${env.cpu}, ${env.cores} cores; load average ${load.start[0].toFixed(2)} at the start, ${load.end?.[0].toFixed(2)} at the end`];
+  for (const s of shapes) parts.push('', shapeTable(s));
+  parts.push('', '### Targets (issue 21 §4), ratios in this run', '', '| shape | target | ratio | need | |', '|---|---|---|---|---|');
+  for (const t of targets)
+    parts.push(`| ${t.shape} | ${t.what} | ${fmt(t.ratio, 2)} | ≥ ${t.need} | ${t.met === null ? t.reason ?? 'not measured' : t.met ? 'met' : `missed (${fmt(t.ratio / t.need * 100, 0)} % of it)`} |`);
+  return parts.join('\n');
+}
