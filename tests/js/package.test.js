@@ -1,12 +1,13 @@
 // What `npm pack` ships: only what users need, every entry's files and types present, side
 // effects declared where elements register themselves, and the size budget:
-//   engine entry (its JS + the wasm it loads)      ≤ 62 KB gzipped
-//   engine + all seven elements                    ≤ 180 KB gzipped
+//   engine entry (its JS + the wasm it loads)      ≤ 68 KB gzipped
+//   engine + all eight elements                    ≤ 192 KB gzipped
 //   a page with one heatmap and the engine, from the minified builds (web/dist/elements/):
 //     the page + its modules + the glue and .wasm  ≤ 100 KB gzipped in ≤ 8 requests
 //     (measured in Chromium too: tests/browser/install.test.js)
-//   the single file (web/dist/attnlens-single.js)  ≤ 110 KB gzipped
-//   the model add-on separate (never reached by those two without lens.loadModel()).
+//   the single file (web/dist/attnlens-single.js)  ≤ 116 KB gzipped (issue 18 asks 110: see below)
+//   the model add-on (JS + SIMD128 module)          ≤ 250 KB gzipped, separate (never reached by
+//     those without lens.loadModel()).
 // Sizes are the sum of each file gzipped on its own (as a server sends them), KB = 1000 bytes.
 // Of the two engine builds (SIMD, scalar) the larger pair counts, although a page loads one.
 import assert from 'node:assert/strict';
@@ -34,7 +35,12 @@ const KB = 1000;
 // Elements 192 KB since issue 19: color-scale on every figure (the mapping, its legend) and
 // <attn-text> with its SVG, token layout and contrast code (+10 KB of gzipped sources, ~+2.5 KB
 // minified in the single file).
-const ENGINE_BUDGET = 67 * KB, ELEMENTS_BUDGET = 192 * KB;
+// 68 KB since issue 21: matmul() split across the pool by column panels (multi-head projections)
+// and the heap limit read from the module (+0.2 KB).
+const ENGINE_BUDGET = 68 * KB, ELEMENTS_BUDGET = 192 * KB;
+// The model add-on since issue 16: one Transformer for six architectures, the shard-by-shard
+// loader, tokenizer.json through @huggingface/tokenizers (238.5 KB when set).
+const MODEL_BUDGET = 250 * KB;
 // The threaded builds load only where shared memory is on (Node, cross-origin-isolated pages): the
 // engine JS, the code that starts them (threaded.js, the worker scripts) and the largest threaded
 // pair. Their own budget, since the pthread glue (~4 KB gzipped more) and a wasm with atomics,
@@ -85,8 +91,14 @@ describe('the npm package', () => {
     // So is the tokenizer.json library copied from @huggingface/tokenizers (third-party code, with
     // its licence; loaded only by attnlens/hf-tokenizer).
     const vendoredBytes = gz('web/dist/hf-tokenizers.mjs');
-    assert.ok(packed.info.size - modelBytes - vendoredBytes < 1_250_000,
-      `tarball ${kb(packed.info.size)}, model ${kb(modelBytes)}, tokenizer library ${kb(vendoredBytes)}`);
+    // And the model add-on's modules (opt-in, loaded by lens.loadModel() only; single-thread and
+    // threaded, relaxed and SIMD128, since the threaded builds of issue 21): budgeted by the
+    // model-size test below, not here.
+    const modelModules = paths.filter((p) => /^web\/dist\/attnlens-model[^/]*\.(mjs|wasm)$/.test(p));
+    assert.equal(modelModules.length, 8, modelModules.join(', '));
+    const modelModuleBytes = modelModules.reduce((sum, p) => sum + gz(p), 0);
+    assert.ok(packed.info.size - modelBytes - vendoredBytes - modelModuleBytes < 1_250_000,
+      `tarball ${kb(packed.info.size)}, model ${kb(modelBytes)}, tokenizer library ${kb(vendoredBytes)}, model modules ${kb(modelModuleBytes)}`);
   });
 
   it('is an ES module package whose every export exists, with types, and all it imports', () => {
@@ -151,6 +163,7 @@ describe('the npm package', () => {
     t.diagnostic(`engine + all elements: ${kb(withElements)} gzipped`);
     t.diagnostic(`model add-on (extra): ${kb(model)} gzipped; single file: ${kb(gz('web/dist/attnlens-single.js'))} gzipped`);
     assert.ok(engine <= ENGINE_BUDGET, `engine entry ${kb(engine)} > ${kb(ENGINE_BUDGET)}`);
+    assert.ok(model <= MODEL_BUDGET, `model add-on ${kb(model)} > ${kb(MODEL_BUDGET)}`);
     const threadedPair = Math.max(total(pair('relaxed-threads')), total(pair('simd-threads')));
     const threaded = total(engineJs) + total(['web/engine/threaded.js', 'web/engine/pthread-worker.js']) + threadedPair;
     t.diagnostic(`threaded engine: ${kb(threaded)} gzipped (relaxed glue + wasm ${kb(total(pair('relaxed-threads')))}, SIMD ${kb(total(pair('simd-threads')))})`);
