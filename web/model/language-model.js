@@ -94,7 +94,10 @@ async function describeSource(source, o) {
     const shards = Array.isArray(source.weights) ? source.weights : null;
     if (shards && shards.length === 0) throw new TypeError('loadModel source.weights is an empty list: give one or more safetensors shards');
     const weights = shards ? shards.map((w, i) => fileReader(w, `source.weights[${i}]`)) : fileReader(source.weights, 'source.weights');
-    const index = !shards && (isPlainObject(source.weights) || /\.index\.json$/i.test(source.weights instanceof URL ? source.weights.pathname : String(source.weights)));
+    // Only a URL or a path can name an index (never String() the bytes: 500 MB of them would be a
+    // string of two billion characters).
+    const weightsName = source.weights instanceof URL ? source.weights.pathname : typeof source.weights === 'string' ? source.weights : '';
+    const index = !shards && (isPlainObject(source.weights) || /\.index\.json$/i.test(weightsName));
     const parts = {
       name: 'huggingface', format: 'huggingface',
       config: jsonReader(source.config, 'source.config'),
