@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -204,6 +205,54 @@ TEST_CASE("Hugging Face safetensors (F32, F16, BF16; tied or lm_head) load to th
         CHECK(d < (t == Dtype::f16 ? 0.05 : 0.5));
       }
     }
+}
+
+TEST_CASE("Hugging Face safetensors tensor by tensor (header, then each tensor's bytes) load as the whole file does") {
+  std::mt19937 rng(6);
+  const auto ids = random_ids(rng, 20, 30);
+  for (Dtype t : {Dtype::f32, Dtype::bf16}) {
+    CAPTURE(static_cast<int>(t));
+    const Weights w = random_weights(20, false);
+    const Bytes st = safetensors(hf_tensors(w, true), t);
+    const std::string config = hf_config(w, false);
+    Transformer whole, pieces;
+    REQUIRE(load_huggingface(config, span(st), whole, kUnlimited) == "");
+    HfLoader loader;
+    REQUIRE(loader.begin(config, pieces) == "");
+    std::uint64_t header = 0;
+    for (int i = 7; i >= 0; --i) header = header << 8 | st[static_cast<std::size_t>(i)];
+    // A head cut short is refused; the whole head plans every tensor, in file order.
+    CHECK(loader.begin_shard({st.data(), 8 + header - 1}, st.size(), "model.safetensors", kUnlimited).find("cut short") != std::string::npos);
+    REQUIRE(loader.begin_shard({st.data(), 8 + header}, st.size(), "model.safetensors", kUnlimited) == "");
+    REQUIRE(loader.planned_tensors() > 0);
+    for (std::size_t i = 0; i < loader.planned_tensors(); ++i) {
+      if (i > 0) CHECK(loader.tensor_begin(i) >= loader.tensor_end(i - 1));
+      REQUIRE(loader.tensor_end(i) <= st.size());
+      std::uint8_t* buffer = loader.tensor_buffer(i);
+      REQUIRE(buffer != nullptr);
+      std::copy(st.begin() + static_cast<std::ptrdiff_t>(loader.tensor_begin(i)),
+                st.begin() + static_cast<std::ptrdiff_t>(loader.tensor_end(i)), buffer);
+      REQUIRE(loader.add_tensor(i) == "");
+    }
+    CHECK(loader.add_tensor(loader.planned_tensors()) != "");  // past the plan
+    REQUIRE(loader.finish() == "");
+    CHECK(pieces.weight_bytes() == whole.weight_bytes());
+    CHECK(max_diff(logits_of(whole, ids), logits_of(pieces, ids)) == 0);
+  }
+  // A non-finite value in a tensor taken over from its buffer is refused, naming the tensor.
+  const Weights w = random_weights(21, false);
+  std::vector<NamedTensor> tensors = hf_tensors(w, true);
+  Bytes st = safetensors(tensors, Dtype::f32);
+  Transformer model;
+  HfLoader loader;
+  REQUIRE(loader.begin(hf_config(w, false), model) == "");
+  REQUIRE(loader.begin_shard(span(st), st.size(), "model.safetensors", kUnlimited) == "");
+  std::uint8_t* buffer = loader.tensor_buffer(0);
+  REQUIRE(buffer != nullptr);
+  std::copy(st.begin() + static_cast<std::ptrdiff_t>(loader.tensor_begin(0)), st.begin() + static_cast<std::ptrdiff_t>(loader.tensor_end(0)), buffer);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(buffer, &nan, 4);
+  CHECK(loader.add_tensor(0).find("non-finite") != std::string::npos);
 }
 
 TEST_CASE("llama2.c loader refuses truncated, padded, foreign and oversized files") {

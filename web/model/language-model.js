@@ -247,7 +247,9 @@ async function load(parts, report, variant, context, engine) {
   return lm;
 }
 
-// Each shard read, handed to the module and dropped before the next is read.
+// Each shard handed to the module tensor by tensor: the heap holds the weights and one tensor,
+// never a whole shard. A File or a Node path is read by ranges (nothing but one tensor in
+// memory); a URL or bytes are read whole and dropped before the next shard.
 async function loadShards(module, parts, read, progress) {
   let shards = Array.isArray(parts.weights) ? parts.weights : [parts.weights];
   let index = null;
@@ -262,9 +264,10 @@ async function loadShards(module, parts, read, progress) {
     });
   }
   for (let i = 0; i < shards.length; i++) {
-    let reader = shards[i], bytes;
+    const reader = shards[i];
+    let file;
     try {
-      bytes = await read(reader);
+      file = await openShard(reader, read, progress);
     } catch (e) {
       // In a page a folder cannot be listed: without model.safetensors, try the shard index.
       if (i === 0 && !parts.index && parts.fallbackIndex) {
@@ -273,17 +276,59 @@ async function loadShards(module, parts, read, progress) {
       }
       throw e;
     }
-    if (firstByte(bytes.subarray(0, 16)) === 0x7b && !looksLikeSafetensors(bytes))
-      throw formatError(reader, 'this is a JSON file, not a safetensors file (a shard index goes in a folder beside its shards, or name it *.index.json)');
-    // The shard holds exactly the tensors the index puts there (its header read here; the module
-    // checks every size again).
-    if (index && looksLikeSafetensors(bytes)) index.checkShard(index.files[i], headerNames(bytes, reader));
-    const error = withHeapBytes(module, bytes, `the ${formatBytes(bytes.byteLength)} weights file`,
-      (at, size) => module.lmAddShard(at, size, reader.name, available(module)));
-    bytes = null;
-    if (error) throw formatError(reader, error);
+    try {
+      await addShard(module, reader, file, index?.checkShard.bind(index, index.files[i]));
+    } finally {
+      await file.close();
+    }
   }
 }
+
+// A shard's bytes: { size, range(begin, end) → Promise<Uint8Array>, close() }.
+async function openShard(reader, read, progress) {
+  const ranges = await reader.open?.();
+  if (!ranges) {
+    const bytes = await read(reader);
+    return { size: bytes.byteLength, range: async (begin, end) => bytes.subarray(begin, end), close() {} };
+  }
+  const report = progress.of(reader.name);
+  let loaded = 0;
+  report(0, ranges.size);
+  return {
+    size: ranges.size,
+    async range(begin, end) {
+      const bytes = await ranges.read(begin, end);
+      report((loaded += bytes.byteLength), ranges.size);
+      return bytes;
+    },
+    close: () => ranges.close(),
+  };
+}
+
+async function addShard(module, reader, file, checkNames) {
+  let head = await file.range(0, Math.min(file.size, 16));
+  if (firstByte(head) === 0x7b && !(head.byteLength >= 9 && head[8] === 0x7b))
+    throw formatError(reader, 'this is a JSON file, not a safetensors file (a shard index goes in a folder beside its shards, or name it *.index.json)');
+  if (head.byteLength >= 8) {
+    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+    // Past the file or the module's cap (100 MiB) the module says what is wrong from the 16 bytes.
+    if (headerLength <= Math.min(file.size - 8, MAX_SAFETENSORS_HEADER)) head = await file.range(0, 8 + headerLength);
+  }
+  // The shard holds exactly the tensors the index puts there (the module checks every size again).
+  if (checkNames && looksLikeSafetensors(head)) checkNames(headerNames(head, reader));
+  let error = withHeapBytes(module, head, 'the safetensors header',
+    (at, size) => module.lmShardBegin(at, size, file.size, reader.name, available(module)));
+  if (error) throw formatError(reader, error);
+  for (let i = 0, count = module.lmShardTensors(); i < count; i++) {
+    const bytes = await file.range(module.lmShardTensorBegin(i), module.lmShardTensorEnd(i));
+    const at = module.lmShardTensorBuffer(i) >>> 0;
+    if (!at) throw new RangeError(`loadModel: ${reader.name}: the module could not allocate ${formatBytes(bytes.byteLength)} for a tensor`);
+    module.HEAPU8.set(bytes, at);  // HEAPU8 read after the call: the heap may have grown
+    if ((error = module.lmShardAddTensor(i))) throw formatError(reader, error);
+  }
+}
+const MAX_SAFETENSORS_HEADER = 100 * 2 ** 20;  // cpp/src/model/loader.cpp's kMaxSafetensorsHeader
 
 export class LanguageModel {
   #module;

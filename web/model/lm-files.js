@@ -1,5 +1,6 @@
 // Where a language model's files come from, as readers that fetch each file only when the
-// loader wants it (so that one safetensors shard at a time sits beside the weights).
+// loader wants it (a File or a Node path by byte ranges, so that one tensor at a time sits beside
+// the weights; a URL one shard at a time).
 //   file: bytes | URL | path (Node) / relative URL (page) | File / Blob
 //   folder: a Node directory path, a URL ending '/', a FileList or an array of Files, holding
 //     config.json, model.safetensors or model.safetensors.index.json (+ its shards), and
@@ -7,7 +8,7 @@
 // Nothing is fetched but what the caller names and the files of the folder it names.
 import { isNode, nodeBuiltin } from '../engine/load.js';
 import * as check from '../engine/validate.js';
-import { readBytes, toUrl } from './source.js';
+import { blobRanges, openRanges, readBytes, toUrl } from './source.js';
 
 export const isBytes = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v);
 export const isBlob = (v) => typeof Blob !== 'undefined' && v instanceof Blob;
@@ -20,14 +21,15 @@ const utf8 = new TextEncoder();
 
 /**
  * A reader for one file: { name (for messages), key (a cache key or null), read(progress) →
- * Promise<Uint8Array>, sibling(fileName) → reader | null }.
+ * Promise<Uint8Array>, sibling(fileName) → reader | null, and for files that can be read by
+ * byte ranges (a File, a path in Node) open() → Promise<{ size, read(begin, end), close() } | null> }.
  */
 export function fileReader(value, name) {
   if (isBytes(value))
     return { name, key: null, sibling: () => null, read: async (progress) => (progress(value.byteLength, value.byteLength), asBytes(value)) };
   if (isBlob(value)) {
     const label = value.name ? `${name} (${value.name})` : name;
-    return { name: label, key: null, sibling: () => null,
+    return { name: label, key: null, sibling: () => null, open: async () => blobRanges(value),
       read: async (progress) => {
         const bytes = new Uint8Array(await value.arrayBuffer());
         progress(bytes.byteLength, bytes.byteLength);
@@ -49,6 +51,7 @@ export function fileReader(value, name) {
           throw e;
         }
       },
+      open: async () => opened(name, await resolve()),
       sibling: (file) => urlReader(async () => new URL(file, await resolve()), file),
     };
   }
@@ -69,8 +72,18 @@ function urlReader(urlOf, name) {
         throw e;
       }
     },
+    open: async () => opened(name, url ??= await urlOf()),
     sibling: (file) => urlReader(async () => new URL(file, url ?? (url = await urlOf())), file),
   };
+}
+
+async function opened(name, url) {
+  try {
+    return await openRanges(url);
+  } catch (e) {
+    e.message = `loadModel: ${name}: ${e.message}`;  // the message names the URL or path
+    throw e;
+  }
 }
 
 /** A JSON part: an object or JSON text as bytes, else a file reader. */

@@ -133,6 +133,40 @@ async function fromTfjsFiles(modelUrl, progress, modelBytesRead) {
   return packModel({ modelJson, shards: parts, vocab });
 }
 
+/**
+ * A file read by byte ranges, for loaders that want one piece at a time: { size, read(begin,
+ * end) → Promise<Uint8Array>, close() } for a file: URL in Node, else null (read it whole).
+ */
+export async function openRanges(url) {
+  if (url.protocol !== 'file:' || !isNode) return null;
+  const fs = await nodeBuiltin('fs');
+  let handle;
+  try {
+    handle = await fs.promises.open(url, 'r');
+  } catch (e) {
+    throw new Error(`cannot read the model file ${url.href}: ${e.code ?? e.message}`);
+  }
+  const { size } = await handle.stat();
+  return {
+    size,
+    async read(begin, end) {
+      const bytes = new Uint8Array(end - begin);
+      for (let at = 0; at < bytes.byteLength;) {
+        const { bytesRead } = await handle.read(bytes, at, bytes.byteLength - at, begin + at);
+        if (bytesRead === 0) throw new Error(`cannot read the model file ${url.href}: it ended at ${begin + at} bytes (it changed while being read?)`);
+        at += bytesRead;
+      }
+      return bytes;
+    },
+    close: () => handle.close(),
+  };
+}
+
+/** A Blob (a chosen or dropped File) read by byte ranges, as openRanges. */
+export function blobRanges(blob) {
+  return { size: blob.size, read: async (begin, end) => new Uint8Array(await blob.slice(begin, end).arrayBuffer()), close() {} };
+}
+
 export async function readBytes(url, progress) {
   if (url.protocol === 'file:') {
     if (!isNode) throw new TypeError(`cannot read ${url.href}: file: URLs work in Node only`);

@@ -341,8 +341,8 @@ EMSCRIPTEN_BINDINGS(attnlens_model) {
 #ifdef ATTNLENS_WITH_MODEL
 // ---- Transformer language models (GPT-2, BERT, the Llama family, stories260K), for
 // web/model/llama.js. One language model per module instance, as for USE-lite. A Hugging Face
-// checkpoint arrives in pieces (lmBeginHf, lmAddShard per safetensors file, lmFinishHf) so that
-// only one shard's bytes sit on the heap beside the weights. Calls leave their results on the
+// checkpoint arrives in pieces (lmBeginHf, each safetensors file tensor by tensor, lmFinishHf) so
+// that only one tensor's bytes sit on the heap beside the weights. Calls leave their results on the
 // heap until the next call or lmRelease(); generation state (the KV cache) lives from lmBegin()
 // to lmEnd(), which the JS layer always calls.
 #include "attnlens/model/llama_tokenizer.hpp"
@@ -391,9 +391,29 @@ std::string lm_begin_hf(std::string config, double context) {
   return error;
 }
 
-std::string lm_add_shard(std::uintptr_t bytes, std::size_t size, std::string name, double max_bytes) {
+// Each shard tensor by tensor: lmShardBegin with the file's head (8 + header bytes) and size, then
+// for each planned tensor (lmShardTensors, in file order) its bytes written to
+// lmShardTensorBuffer(i) and taken by lmShardAddTensor(i): the heap holds the weights and one
+// tensor, never a whole shard.
+std::string lm_shard_begin(std::uintptr_t head, std::size_t size, double file_size, std::string name, double max_bytes) {
   if (!pending_lm) return "no load is in progress";
-  std::string error = hf_loader.add_shard(span<const std::uint8_t>(bytes, size), name, limit_of(max_bytes));
+  std::string error = hf_loader.begin_shard(span<const std::uint8_t>(head, size), limit_of(file_size), name, limit_of(max_bytes));
+  if (!error.empty()) pending_lm.reset();
+  return error;
+}
+
+// The planned tensors' count and byte ranges [begin, end) in the file.
+std::size_t lm_shard_tensors() { return pending_lm ? hf_loader.planned_tensors() : 0; }
+double lm_shard_tensor_begin(std::size_t i) { return static_cast<double>(hf_loader.tensor_begin(i)); }
+double lm_shard_tensor_end(std::size_t i) { return static_cast<double>(hf_loader.tensor_end(i)); }
+
+std::uintptr_t lm_shard_tensor_buffer(std::size_t i) {
+  return pending_lm ? reinterpret_cast<std::uintptr_t>(hf_loader.tensor_buffer(i)) : 0;
+}
+
+std::string lm_shard_add_tensor(std::size_t i) {
+  if (!pending_lm) return "no load is in progress";
+  std::string error = hf_loader.add_tensor(i);
   if (!error.empty()) pending_lm.reset();
   return error;
 }
@@ -696,7 +716,12 @@ EMSCRIPTEN_BINDINGS(attnlens_lm) {
       .field("probabilities", &LmDraw::probabilities);
   function("lmLoadLlama2c", &lm_load_llama2c);
   function("lmBeginHf", &lm_begin_hf);
-  function("lmAddShard", &lm_add_shard);
+  function("lmShardBegin", &lm_shard_begin);
+  function("lmShardTensors", &lm_shard_tensors);
+  function("lmShardTensorBegin", &lm_shard_tensor_begin);
+  function("lmShardTensorEnd", &lm_shard_tensor_end);
+  function("lmShardTensorBuffer", &lm_shard_tensor_buffer);
+  function("lmShardAddTensor", &lm_shard_add_tensor);
   function("lmFinishHf", &lm_finish_hf);
   function("lmAbortHf", &lm_abort_hf);
   function("lmSetTokenizer", &lm_set_tokenizer);

@@ -154,20 +154,21 @@ std::string load_llama2c(Span<const std::uint8_t> bytes, Transformer& model, std
   return model.finish();
 }
 
-std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTensor>& out) {
+std::string parse_safetensors_header(Span<const std::uint8_t> head, std::size_t file_size, std::vector<SafeTensor>& out) {
   out.clear();
-  if (bytes.size < 8) return "the safetensors file has " + bytes_text(bytes.size) + ": too short";
+  if (file_size < 8 || head.size < 8) return "the safetensors file has " + bytes_text(file_size) + ": too short";
   std::uint64_t header = 0;
-  for (int i = 7; i >= 0; --i) header = header << 8 | bytes.data[i];
-  if (header < 2 || header > bytes.size - 8 || header > kMaxSafetensorsHeader)
+  for (int i = 7; i >= 0; --i) header = header << 8 | head.data[i];
+  if (header < 2 || header > file_size - 8 || header > kMaxSafetensorsHeader)
     return "the safetensors file gives a header length of " + std::to_string(header) + " bytes for a file of " +
-           std::to_string(bytes.size) + ": it is truncated or not a safetensors file";
+           std::to_string(file_size) + ": it is truncated or not a safetensors file";
+  if (head.size < 8 + header) return "the safetensors header was cut short (" + bytes_text(head.size) + " of it given)";
   Json json;
-  std::string error = parse_json({reinterpret_cast<const char*>(bytes.data + 8), static_cast<std::size_t>(header)}, json);
+  std::string error = parse_json({reinterpret_cast<const char*>(head.data + 8), static_cast<std::size_t>(header)}, json);
   if (!error.empty()) return "the safetensors header is not valid JSON: " + error;
   if (!json.is(Json::Type::object)) return "the safetensors header must be a JSON object";
-  const std::uint8_t* data = bytes.data + 8 + header;
-  const std::size_t data_size = bytes.size - 8 - static_cast<std::size_t>(header);
+  const std::size_t data_start = 8 + static_cast<std::size_t>(header);
+  const std::size_t data_size = file_size - data_start;
   for (const auto& [name, t] : json.object) {
     if (name == "__metadata__") continue;
     const Json* dtype = t.get("dtype");
@@ -202,10 +203,18 @@ std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTe
       return "tensor '" + name + "' " + shape_text(st.shape) + " " + dtype->string + " needs " +
              std::to_string(static_cast<unsigned long long>(count * element)) + " bytes, its data_offsets give " +
              std::to_string(static_cast<unsigned long long>(e.number - b.number));
-    st.data = data + static_cast<std::size_t>(b.number);
+    st.begin = data_start + static_cast<std::size_t>(b.number);
+    st.end = data_start + static_cast<std::size_t>(e.number);
     out.push_back(std::move(st));
   }
   return {};
+}
+
+std::string parse_safetensors(Span<const std::uint8_t> bytes, std::vector<SafeTensor>& out) {
+  std::string error = parse_safetensors_header(bytes, bytes.size, out);
+  if (error.empty())
+    for (SafeTensor& t : out) t.data = bytes.data + t.begin;
+  return error;
 }
 
 std::string HfLoader::begin(std::string_view config_json, Transformer& model, std::size_t context) {
@@ -219,18 +228,10 @@ std::string HfLoader::begin(std::string_view config_json, Transformer& model, st
   return error;
 }
 
-std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::string& file, std::size_t max_bytes) {
+std::string HfLoader::plan(std::vector<SafeTensor>&& tensors, const std::string& file, std::size_t max_bytes) {
+  planned_.clear();
   if (!model_) return "no load is in progress";
-  std::vector<SafeTensor> tensors;
-  std::string error = parse_safetensors(bytes, tensors);
-  if (!error.empty()) return error;
   const Spec& s = model_->spec();
-  // Placed and shape-checked before anything is copied.
-  struct Planned {
-    const SafeTensor* tensor;
-    TensorPlace place;
-  };
-  std::vector<Planned> planned;
   std::size_t added = 0;
   // The first shard's first matrix says the precision: refuse a model that cannot fit before
   // looking further (a 7B config with a small file is a memory problem first).
@@ -239,12 +240,13 @@ std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::strin
       const TensorPlace place = place_tensor(s, t.name);
       if ((place.kind != TensorPlace::Kind::role && place.kind != TensorPlace::Kind::fused_qkv) || !role_is_matrix(place.role))
         continue;
-      error = check_fits(s, weight_type_size(t.type), max_bytes);
+      std::string error = check_fits(s, weight_type_size(t.type), max_bytes);
       if (!error.empty()) return error;
       checked_ = true;
       break;
     }
-  for (const SafeTensor& t : tensors) {
+  // Placed and shape-checked before anything is copied.
+  for (SafeTensor& t : tensors) {
     const TensorPlace place = place_tensor(s, t.name);
     if (place.kind == TensorPlace::Kind::ignored || place.kind == TensorPlace::Kind::unknown) continue;
     if (place.layer >= s.layers && per_layer(place.role))
@@ -264,31 +266,73 @@ std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::strin
              " from config.json";
     if (!role_used(s, place.role)) continue;  // e.g. a tied lm_head
     added += out * in * (matrix ? weight_type_size(t.type) : 4);
-    planned.push_back({&t, place});
     seen_.push_back(t.name);
+    planned_.push_back({std::move(t), place});
   }
-  if (added > max_bytes)
+  if (added > max_bytes) {
+    planned_.clear();
     return "the tensors of " + file + " need " + mib(added) + ", more than the " + mib(max_bytes) + " of memory available";
-  for (const Planned& p : planned) {
-    const SafeTensor& t = *p.tensor;
-    std::size_t out, in;
-    role_shape(s, p.place.role, out, in);
-    if (p.place.kind == TensorPlace::Kind::fused_qkv) {
-      // q, k and v side by side: rows [0, q_dim), [q_dim, q_dim + kv_dim), then the rest.
-      const bool bias = p.place.role == Role::q_bias;
-      const std::size_t total = s.q_dim() + 2 * s.kv_dim();
-      const Role roles[3] = {bias ? Role::q_bias : Role::q, bias ? Role::k_bias : Role::k, bias ? Role::v_bias : Role::v};
-      const std::size_t offsets[3] = {0, s.q_dim(), s.q_dim() + s.kv_dim()};
-      for (int i = 0; i < 3; ++i) {
-        const SourceTensor src{t.data, t.type, total, bias ? 1 : s.dim, p.place.transposed, offsets[i]};
-        if (!(error = model_->set(roles[i], p.place.layer, src, t.name)).empty()) return error;
-      }
-      continue;
-    }
-    const SourceTensor src{t.data, t.type, out, in, p.place.transposed, 0};
-    if (!(error = model_->set(p.place.role, p.place.layer, src, t.name)).empty()) return error;
   }
+  // In file order, so that a caller reading the file front to back never goes back.
+  std::sort(planned_.begin(), planned_.end(), [](const Planned& a, const Planned& b) { return a.tensor.begin < b.tensor.begin; });
   return {};
+}
+
+std::string HfLoader::take(const Planned& p, const std::uint8_t* data, std::unique_ptr<std::uint8_t[]>* owned) {
+  const Spec& s = model_->spec();
+  const SafeTensor& t = p.tensor;
+  std::size_t out, in;
+  role_shape(s, p.place.role, out, in);
+  if (p.place.kind == TensorPlace::Kind::fused_qkv) {
+    // q, k and v side by side: rows [0, q_dim), [q_dim, q_dim + kv_dim), then the rest.
+    const bool bias = p.place.role == Role::q_bias;
+    const std::size_t total = s.q_dim() + 2 * s.kv_dim();
+    const Role roles[3] = {bias ? Role::q_bias : Role::q, bias ? Role::k_bias : Role::k, bias ? Role::v_bias : Role::v};
+    const std::size_t offsets[3] = {0, s.q_dim(), s.q_dim() + s.kv_dim()};
+    for (int i = 0; i < 3; ++i) {
+      const SourceTensor src{data, t.type, total, bias ? 1 : s.dim, p.place.transposed, offsets[i]};
+      std::string error = model_->set(roles[i], p.place.layer, src, t.name);
+      if (!error.empty()) return error;
+    }
+    return {};
+  }
+  return model_->set(p.place.role, p.place.layer, {data, t.type, out, in, p.place.transposed, 0}, t.name, owned);
+}
+
+std::string HfLoader::add_shard(Span<const std::uint8_t> bytes, const std::string& file, std::size_t max_bytes) {
+  if (!model_) return "no load is in progress";
+  std::vector<SafeTensor> tensors;
+  std::string error = parse_safetensors(bytes, tensors);
+  if (error.empty()) error = plan(std::move(tensors), file, max_bytes);
+  for (std::size_t i = 0; error.empty() && i < planned_.size(); ++i) error = take(planned_[i], planned_[i].tensor.data, nullptr);
+  planned_.clear();
+  return error;
+}
+
+std::string HfLoader::begin_shard(Span<const std::uint8_t> head, std::size_t file_size, const std::string& file,
+                                  std::size_t max_bytes) {
+  planned_.clear();
+  buffer_.reset();
+  if (!model_) return "no load is in progress";
+  std::vector<SafeTensor> tensors;
+  std::string error = parse_safetensors_header(head, file_size, tensors);
+  return error.empty() ? plan(std::move(tensors), file, max_bytes) : error;
+}
+
+std::uint8_t* HfLoader::tensor_buffer(std::size_t i) {
+  buffer_.reset();
+  if (!model_ || i >= planned_.size()) return nullptr;
+  const SafeTensor& t = planned_[i].tensor;
+  buffer_.reset(new (std::nothrow) std::uint8_t[std::max<std::size_t>(t.end - t.begin, 1)]);
+  return buffer_.get();
+}
+
+std::string HfLoader::add_tensor(std::size_t i) {
+  if (!model_) return "no load is in progress";
+  if (i >= planned_.size() || !buffer_) return "tensor " + std::to_string(i) + " of the shard was not given";
+  std::string error = take(planned_[i], buffer_.get(), &buffer_);
+  buffer_.reset();  // taken over by the model, or a copy was made
+  return error;
 }
 
 std::string HfLoader::finish() {

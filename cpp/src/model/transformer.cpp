@@ -184,7 +184,8 @@ bool Transformer::has(Role role, std::size_t layer) const {
   return !tensors_.empty() && layer < spec_.layers && slot(role, layer).bytes != nullptr;
 }
 
-std::string Transformer::set(Role role, std::size_t layer, const SourceTensor& src, const std::string& name) {
+std::string Transformer::set(Role role, std::size_t layer, const SourceTensor& src, const std::string& name,
+                             std::unique_ptr<std::uint8_t[]>* owned) {
   if (tensors_.empty()) return "the model is not configured";
   if (!per_layer(role)) layer = 0;
   if (layer >= spec_.layers)
@@ -200,13 +201,14 @@ std::string Transformer::set(Role role, std::size_t layer, const SourceTensor& s
   const WeightType type = matrix ? src.type : WeightType::f32;
   const std::size_t src_size = weight_type_size(src.type), size = weight_type_size(type);
   Tensor& t = slot(role, layer);
-  std::unique_ptr<std::uint8_t[]> bytes(new (std::nothrow) std::uint8_t[out * in * size]);
+  const bool as_stored = !src.transposed && size == src_size;
+  const bool take_over = as_stored && owned && *owned && owned->get() == src.data && src.row_offset == 0;
+  std::unique_ptr<std::uint8_t[]> bytes(take_over ? owned->release() : new (std::nothrow) std::uint8_t[out * in * size]);
   if (!bytes) return "could not allocate " + std::to_string(out * in * size) + " bytes for tensor '" + name + "'";
   std::uint8_t* to = bytes.get();
-  if (!src.transposed && size == src_size) {
-    // Rows in place at the file's precision: one copy, then a scan for non-finite values.
-    const std::uint8_t* from = src.data + src.row_offset * in * size;
-    std::memcpy(to, from, out * in * size);
+  if (as_stored) {
+    // Rows at the file's precision: one copy (none when taken over), then a scan for non-finite values.
+    if (!take_over) std::memcpy(to, src.data + src.row_offset * in * size, out * in * size);
     for (std::size_t i = 0; i < out * in; ++i)
       if (!finite_bits(to + i * size, type))
         return "tensor '" + name + "' holds a non-finite value at [" + std::to_string(src.row_offset + i / in) + ", " +

@@ -125,8 +125,11 @@ class Transformer {
   // Sets the spec ("" or a message). Weights come by set(); nothing is allocated yet.
   std::string configure(const Spec& spec);
   // Copies one weight in (matrices keep their type, vectors become float32), checking that
-  // every value is finite. "" or a message naming `name`.
-  std::string set(Role role, std::size_t layer, const SourceTensor& source, const std::string& name);
+  // every value is finite. "" or a message naming `name`. With `owned` (a buffer that holds
+  // `source.data`, allocated with new[]) a tensor already laid out as the model keeps it is
+  // taken over instead of copied, so that a load tensor by tensor needs no second copy.
+  std::string set(Role role, std::size_t layer, const SourceTensor& source, const std::string& name,
+                  std::unique_ptr<std::uint8_t[]>* owned = nullptr);
   bool has(Role role, std::size_t layer) const;
   // After all set(): "" or a message naming the first weight never set.
   std::string finish();
