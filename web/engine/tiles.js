@@ -31,8 +31,8 @@ export const tileChoices = () => choices.slice();
 
 /**
  * Sets the faster shape on `module`; returns { wide, ms: [narrow, wide] (best of each; null when
- * not timed), rounds }, or null for builds with one shape. ~30 ms, once per module. `timed: true`
- * times the shapes even where 6 × 2 is known to be slower (tests run the timing in Node 20 so).
+ * not timed), rounds }, or null for builds with one shape. ~30 ms, once per module. `timed`
+ * (tests): time even where 6 × 2 is known slower.
  */
 export function chooseTiles(module, { clock = () => performance.now(), timed = !knownSlowWide } = {}) {
   if (!module.hasWideTiles?.()) return null;
