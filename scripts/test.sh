@@ -47,10 +47,12 @@ grep -E '^(Done |stat::number_of_executed_units|stat::new_units_added)|INITED' .
 # The JavaScript reference tests on the relaxed-SIMD builds (engine, and the model add-on against
 # TF.js): Node 20 validates relaxed SIMD only behind a V8 flag (the library never sets it), so
 # these run in a process of their own with it. lm-reference: stories260K on the relaxed model
-# module, against llama2.c's recorded text and the float64 reference.
+# module, against llama2.c's recorded text and the float64 reference. tiles: the timed choice of
+# register tile. wasm-probe: the benchmarks' fused-multiply-add ceiling probe, which validates only here.
 echo "== JavaScript reference tests on the relaxed-SIMD build (node --experimental-wasm-relaxed-simd)"
 ATTNLENS_TEST_BUILDS=relaxed,relaxed-threads node --experimental-wasm-relaxed-simd --test --test-reporter=spec \
-  tests/js/attention.test.js tests/js/model.test.js tests/js/lm-reference.test.js tests/js/tiles.test.js
+  tests/js/attention.test.js tests/js/model.test.js tests/js/lm-reference.test.js tests/js/tiles.test.js \
+  tests/js/wasm-probe.test.js
 
 # Browser tests: headless Chromium for the figures; tests/browser/engines.test.js runs the same
 # checks in Chromium, Firefox ESR and WebKitGTK (its WebKitWebDriver under xvfb-run when there is no

@@ -33,6 +33,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const CLI = path.join(ROOT, 'web/cli/attnlens.js');
 const PYTHON = '/usr/bin/python3';
 const run = promisify(execFile);
+// Hang guards, not speed limits: a sample runs to its exit, a server until it prints its URL, a
+// page until its figures are defined; only something that never gets there meets this.
+const HANG_GUARD_MS = 300_000;
 
 const FILES = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
 
@@ -138,7 +141,7 @@ describe('the code samples of README.md and docs/', () => {
       it(`${where(b)} runs`, async () => {
         const file = path.join(dir, `${b.file.replace(/\W/g, '-')}-${b.line}.mjs`);
         await writeFile(file, `${b.code}\n`);
-        const { stderr } = await run(process.execPath, [file], { cwd: dir, timeout: 120_000 }).catch((error) => {
+        const { stderr } = await run(process.execPath, [file], { cwd: dir, timeout: HANG_GUARD_MS }).catch((error) => {
           throw new Error(`${where(b)} failed: ${error.stderr || error.message}`);
         });
         assert.equal(stderr, '', `${where(b)} wrote to stderr`);
@@ -181,13 +184,15 @@ describe('the code samples of README.md and docs/', () => {
           `<link rel="icon" href="data:,"></head><body>\n${body}\n</body></html>\n`);
         const page = await browser.newPage();
         await page.goto(`${browser.url}/samples/${name}`);
-        const states = await page.evaluate(async () => {
+        const states = await page.evaluate(async (guard) => {
           const els = [...document.querySelectorAll('*')].filter((el) => el.localName.startsWith('attn-'));
-          const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('figures not defined after 60 s')), 60_000));
+          let timer;
+          const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`figures not defined after ${guard / 1000} s`)), guard); });
           await Promise.race([Promise.all(els.map((el) => customElements.whenDefined(el.localName))), timeout]);
+          clearTimeout(timer);
           return Promise.all(els.map(async (el) => ({ tag: el.localName, ok: await el.updateComplete, error: el.error ?? null,
             attributeErrors: (el.attributeErrors ?? []).map((e) => e.message) })));
-        });
+        }, HANG_GUARD_MS);
         assert.ok(states.length > 0, `${where(b)}: no figure in the sample`);
         for (const s of states) assert.deepEqual([s.ok, s.error, s.attributeErrors], [true, null, []], `${where(b)}: <${s.tag}>`);
         await page.waitForLoadState('networkidle');
@@ -235,7 +240,7 @@ tokenizer = _Tokenizer()
       it(`${where(b)} runs, and what it writes draws`, async () => {
         const file = path.join(dir, `sample-${b.line}.py`);
         await writeFile(file, `${STAND_INS}\n${b.code}\n`);
-        await run(PYTHON, [file], { cwd: dir, timeout: 120_000 }).catch((error) => {
+        await run(PYTHON, [file], { cwd: dir, timeout: HANG_GUARD_MS }).catch((error) => {
           throw new Error(`${where(b)} failed: ${error.stderr || error.message}`);
         });
         const written = [...b.code.matchAll(/["']([\w.-]+\.(json|svg|png|html))["']/g)].map((m) => m[1]);
@@ -279,13 +284,13 @@ tokenizer = _Tokenizer()
       try {
         const url = await new Promise((resolve, reject) => {
           let out = '';
-          const timer = setTimeout(() => reject(new Error(`${command}: no URL after 20 s (${out})`)), 20_000);
+          const timer = setTimeout(() => reject(new Error(`${command}: no URL after ${HANG_GUARD_MS / 1000} s (${out})`)), HANG_GUARD_MS);
           child.stdout.on('data', (d) => {
             out += d;
             const found = out.match(/http:\/\/127\.0\.0\.1:\d+\S*/);
             if (found) { clearTimeout(timer); resolve(found[0]); }
           });
-          child.on('exit', (code) => reject(new Error(`${command} exited (${code}): ${out}`)));
+          child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${command} exited (${code}): ${out}`)); });
         });
         const response = await fetch(url);
         assert.equal(response.status, 200, `${command}: ${url}`);
@@ -298,7 +303,7 @@ tokenizer = _Tokenizer()
       it(`${where(b)}: every line runs`, async () => {
         for (const line of b.code.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'))) {
           if (/\bnpx attnlens serve\b/.test(line)) { await serveLine(line); continue; }
-          await run('bash', ['-c', line], { cwd: dir, env: env(), timeout: 120_000 }).catch((error) => {
+          await run('bash', ['-c', line], { cwd: dir, env: env(), timeout: HANG_GUARD_MS }).catch((error) => {
             throw new Error(`${where(b)}: ${line}\n${error.stderr || error.message}`);
           });
           const out = line.match(/(?:-o|>)\s*(\S+\.(svg|png|html|py))/)?.[1];

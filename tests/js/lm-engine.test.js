@@ -17,6 +17,10 @@ const GREEDY_IDS = JSON.parse(readFixture('greedy_token_ids.json')).ids_256;
 const CONFIG = JSON.parse(readFixture('config.json'));
 const BIN = readModelFile('stories260K.bin');
 const TOKENIZER = readModelFile('tok512.bin');
+// Logits of the same float32 weights through the .bin and safetensors loaders (q/k rows permuted
+// for RoPE halves: another summation order): worst seen 6.7e-6 (F32) and 8.8e-6 (F16/BF16 against
+// their rounded weights), SIMD128 and relaxed modules, Node 20; the C++ test holds 1e-5.
+const F32_LOGIT_TOLERANCE = 3e-5;
 
 const maxAbs = (a, b) => {
   assert.equal(a.length, b.length);
@@ -223,7 +227,7 @@ describe('other sources and layouts', () => {
     assert.ok(maxAbs(other.run('Once upon a time').logits, lm.run('Once upon a time').logits) === 0);
   });
 
-  it('Hugging Face config + F32 safetensors reproduce the greedy texts', async () => {
+  it('Hugging Face config + F32 safetensors reproduce the greedy texts', async (t) => {
     const stages = [];
     const hf = await lens.loadModel({ config: CONFIG, weights: writeSafetensors(model, 'F32'), tokenizer: TOKENIZER },
       { onProgress: (p) => stages.push(p.stage) });
@@ -231,17 +235,23 @@ describe('other sources and layouts', () => {
     assert.deepEqual([stages[0], ...stages.slice(-2)], ['download', 'initialise', 'ready']);
     assert.equal(hf.generate('', { steps: 256, temperature: 0 }).text, GREEDY_256);
     assert.equal(hf.generate('', { steps: 200, temperature: 0 }).text, GREEDY_200);
-    for (const text of ['Once upon a time', 'A cat 😀 naïve', ''])
-      assert.ok(maxAbs(hf.run(text).logits, lm.run(text).logits) <= 1e-4, text);
+    let worst = 0;
+    for (const text of ['Once upon a time', 'A cat 😀 naïve', '']) {
+      const err = maxAbs(hf.run(text).logits, lm.run(text).logits);
+      worst = Math.max(worst, err);
+      assert.ok(err <= F32_LOGIT_TOLERANCE, `${text}: ${err}`);
+    }
+    t.diagnostic(`F32 safetensors vs .bin: logits max abs difference ${worst.toExponential(2)}`);
   });
 
   for (const dtype of ['F16', 'BF16'])
-    it(`${dtype} safetensors convert exactly: logits equal a float32 model holding the rounded weights`, async () => {
+    it(`${dtype} safetensors convert exactly: logits equal a float32 model holding the rounded weights`, async (t) => {
       const hf = await lens.loadModel({ config: JSON.stringify(CONFIG), weights: writeSafetensors(model, dtype), tokenizer: TOKENIZER });
       const rounded = await lens.loadModel(writeLlama2c(roundedModel(model, dtype)), { tokenizer: TOKENIZER });
       for (const text of ['Once upon a time', 'The little dog was happy.']) {
         const a = hf.run(text).logits, b = rounded.run(text).logits, exact = lm.run(text).logits;
-        assert.ok(maxAbs(a, b) <= 1e-4, `${dtype} vs rounded f32: ${maxAbs(a, b)}`);
+        t.diagnostic(`${dtype} vs rounded f32 on ${JSON.stringify(text)}: ${maxAbs(a, b).toExponential(2)}`);
+        assert.ok(maxAbs(a, b) <= F32_LOGIT_TOLERANCE, `${dtype} vs rounded f32: ${maxAbs(a, b)}`);
         const drift = maxAbs(a, exact);  // only the rounding of the weights
         assert.ok(drift > 0 && drift < (dtype === 'F16' ? 0.05 : 0.5), `${dtype} vs f32: ${drift}`);
       }

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { before, describe, it } from 'node:test';
 
 import { init } from 'attnlens';
-import { ReferenceModel, ReferenceTokenizer, readLlama2c, softmax } from './llama-reference.js';
+import { ReferenceModel, ReferenceRng, ReferenceTokenizer, readLlama2c, sampleReference, softmax } from './llama-reference.js';
 import { random } from './reference.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -232,10 +232,78 @@ describe('the engine (lens.loadModel("stories260K")) against the float64 referen
       const candidates = a.steps[k].candidates;
       assert.deepEqual(candidates.map((c) => c.id), order.slice(0, 10), `step ${k} candidates`);
       assert.ok(maxAbsDiff(candidates.map((c) => c.p), order.slice(0, 10).map((i) => p[i])) <= 1e-5, `step ${k} probabilities`);
+      // run.c's nucleus: the most probable tokens up to the first whose running sum exceeds topP.
       let mass = 0, kept = 0;
-      while (mass < options.topP - 1e-6) mass += p[order[kept++]];
-      assert.ok(order.slice(0, kept + 1).includes(id), `sampled id ${id} outside the nucleus`);
+      while (mass <= options.topP) mass += p[order[kept++]];
+      assert.ok(mass - options.topP > 1e-5, `step ${k}: the nucleus's edge is within float32 rounding of topP`);
+      assert.ok(order.slice(0, kept).includes(id), `sampled id ${id} outside the nucleus of ${kept}`);
       token = id;
     }
+  });
+
+  // Each coin from the reference xorshift64* and the reference's probabilities, sampled as run.c
+  // does: the same ids, for seeds 0 (replaced by the generator's constant, not stuck at 0), 5 and a
+  // full 64-bit state.
+  it('sampled ids equal the reference sampler\'s for seeds 0, 5 and 2^64 − 1; seed 0 is its constant', () => {
+    const prompt = 'Lily saw a bird';
+    const promptIds = tokenizer.encode(prompt);
+    for (const seed of [0, 5, 2n ** 64n - 1n])
+      for (const options of [{ temperature: 0.8, topP: 0.9 }, { temperature: 1, topP: 1 }]) {
+        const g = lm.generate(prompt, { steps: 30, ...options, seed });
+        const rng = new ReferenceRng(seed), s = model.session(), want = [];
+        let token = promptIds.at(-1), margin = Infinity;
+        for (const id of promptIds.slice(0, -1)) s.step(id);
+        for (let k = 0; k < g.ids.length; k++) {
+          const p = softmax(s.step(token).logits, options.temperature);
+          const coin = rng.f32();
+          want.push(sampleReference(p, options.topP, coin));
+          // How far the coin is from drawing another id (float32 against float64 probabilities).
+          for (const nudge of [-1e-5, 1e-5]) if (sampleReference(p, options.topP, coin + nudge) !== want[k]) margin = 0;
+          token = g.ids[k];
+        }
+        assert.ok(margin > 0, `seed ${seed}: a coin lies within 1e-5 of another id; the comparison is ill-posed, choose another seed`);
+        assert.deepEqual([...g.ids], want, `seed ${seed}, ${JSON.stringify(options)}`);
+        assert.equal(g.stopped, 'steps');
+      }
+    const zero = lm.generate(prompt, { steps: 30, temperature: 1, seed: 0 });
+    assert.deepEqual(zero.ids, lm.generate(prompt, { steps: 30, temperature: 1, seed: ReferenceRng.ZERO_SEED }).ids);
+  });
+
+  // At temperature 1e30 every probability is exactly 1/512: the order of equal probabilities
+  // decides every draw. Ties keep id order, so with topP 0.5 the nucleus is ids 0…256 and the coin
+  // picks id ⌊coin · 257⌋ (in reverse order it would be 511 − that); without topP ⌊coin · 512⌋.
+  it('ties in probability keep id order, in the nucleus and without it', () => {
+    for (const [topP, seed] of [[0.5, 3], [1, 4]]) {
+      const g = lm.generate('Once', { steps: 12, temperature: 1e30, topP, seed });
+      const rng = new ReferenceRng(seed), flat = new Float64Array(512).fill(1 / 512);
+      const want = g.steps.map(() => sampleReference(flat, topP, rng.f32()));
+      assert.deepEqual([...g.ids], want, `topP ${topP}`);
+      const span = topP < 1 ? 257 : 512;
+      assert.ok(want.every((id) => id < span));
+      for (const step of g.steps) {
+        assert.deepEqual(step.candidates.map((c) => c.id), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 'candidates of equal p in id order');
+        assert.ok(step.candidates.every((c) => c.p === 1 / 512));
+      }
+    }
+  });
+
+  it('generation ends at EOS or BOS, which is not included: ids, tokens, steps and text stop before it', () => {
+    const want = model.greedyOutcome([1], 1000);
+    assert.equal(want.stopped, 'eos');
+    // The reference's next token after those ids is BOS (1), which ends a story as EOS does.
+    const s = model.session();
+    let logits;
+    for (const id of [1, ...want.ids]) logits = s.step(id).logits;
+    assert.equal(logits.indexOf(Math.max(...logits)), 1, 'the reference emits BOS right after the ids');
+    const g = lm.generate('', { steps: 1000, temperature: 0 });
+    assert.equal(g.stopped, 'eos');
+    assert.deepEqual([...g.ids], want.ids);
+    assert.equal(g.tokens.length, want.ids.length);
+    assert.equal(g.steps.length, want.ids.length);
+    assert.ok(!g.ids.includes(1) && !g.ids.includes(2) && !g.tokens.includes('<s>') && !g.tokens.includes('</s>'));
+    assert.equal(g.text, tokenizer.decode(want.ids, { printable: true }));
+    // With steps to spare exactly up to EOS, the run ends at 'steps' with the same ids.
+    const exact = lm.generate('', { steps: want.ids.length, temperature: 0 });
+    assert.deepEqual([exact.stopped, [...exact.ids]], ['steps', want.ids]);
   });
 });

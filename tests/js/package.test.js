@@ -1,6 +1,8 @@
 // What `npm pack` ships: only what users need, every entry's files and types present, side
 // effects declared where elements register themselves, and the size budget:
 //   engine entry (its JS + the wasm it loads)      ≤ 68 KB gzipped
+//   the threaded engine (engine JS, threaded.js,   ≤ 86 KB gzipped
+//     the worker script, the larger threaded pair)
 //   engine + all eight elements                    ≤ 192 KB gzipped
 //   a page with one heatmap and the engine, from the minified builds (web/dist/elements/):
 //     the page + its modules + the glue and .wasm  ≤ 100 KB gzipped in ≤ 8 requests

@@ -2,14 +2,16 @@
 // bit-identical to the single-thread build of the same SIMD flavour (on shapes large enough to
 // be split across threads), options checked, and a plain script that used it still exits.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import os from 'node:os';
 import { describe, it } from 'node:test';
-import { promisify } from 'node:util';
 
 import { init, threadsSupported } from 'attnlens';
 import * as ref from './reference.js';
 
+// How long a child process may run before it counts as hung (a guard, not a speed limit).
+const HANG_GUARD_MS = 300_000;
 const cores = Math.min(8, os.availableParallelism?.() ?? os.cpus().length);
 const single = await init({ build: 'simd', threads: false });
 const two = await init({ build: 'simd', threads: 2 });
@@ -111,7 +113,16 @@ describe('threads', () => {
     const script = `import(${entry}).then(async ({ init }) => { const lens = await init({ threads: 2 }); ` +
       'const q = new Float32Array(8 * 256 * 64).fill(0.5); lens.attention(q, q, q, { dK: 64, heads: 8 }); ' +
       'console.log(lens.threads, lens.threaded); });';
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { timeout: 20000 });
+    // Waits for the child's exit; only a hang (workers that keep it alive) meets the guard, which
+    // is generous so that a loaded machine never trips it.
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    const guard = setTimeout(() => child.kill('SIGKILL'), HANG_GUARD_MS);
+    const [code, signal] = await once(child, 'exit');
+    clearTimeout(guard);
+    assert.equal(signal, null, `the script did not exit by itself within ${HANG_GUARD_MS / 1000} s (killed)`);
+    assert.equal(code, 0);
     assert.equal(stdout.trim(), '2 true');
   });
 });

@@ -15,6 +15,9 @@ import * as ref from './reference.js';
 const relaxed = relaxedSimdSupported();
 if (process.env.ATTNLENS_TEST_BUILDS?.split(',').includes('relaxed') && !relaxed)
   throw new Error('ATTNLENS_TEST_BUILDS names relaxed, but this runtime has no relaxed SIMD');
+// The relaxed tests belong to the relaxed pass (where their absence is the failure above), as in
+// attention.test.js: a runtime without relaxed SIMD does not list them, rather than skip them.
+const relaxedIt = relaxed ? it : () => {};
 
 // Output-only attention on the module's heap: [heads, n, d] inputs, the output copied out.
 function attention(module, { heads, nQ, nK, d, causal }, q, k, v) {
@@ -46,7 +49,7 @@ describe('register tiles', () => {
     assert.equal(tileChoices().length, before);
   });
 
-  it('the relaxed build chooses on its first large call, and both shapes give the same bits', { skip: !relaxed && 'no relaxed SIMD here' }, async () => {
+  relaxedIt('the relaxed build chooses on its first large call, and both shapes give the same bits', async () => {
     const before = tileChoices().length;
     const module = await instantiate('relaxed');
     assert.equal(module.hasWideTiles(), true);
@@ -87,5 +90,48 @@ describe('register tiles', () => {
       assert.ok(ref.maxAbsDiff(wide, want.output) < 1e-5, JSON.stringify(shape));
     }
     module.setWideTiles(choice.wide);
+  });
+
+  // The timing itself, which Node 20 skips by default (chooseTiles's `timed` option forces it):
+  // on the real clock it takes its rounds and picks one of the two shapes; on a clock where one
+  // shape is faster it picks that one (a wide shape less than 2 % faster keeps the default); the Lens's results
+  // are the same bits whichever it picked.
+  relaxedIt('the timed choice: rounds on the real clock, the faster shape on a given clock, the same bits either way', async () => {
+    const module = await instantiate('relaxed');
+    const lens = new Lens(module, true, 'relaxed');
+    const x = ref.uniform(2 * 512 * 64, 21);
+    const call = () => lens.attention(x, x, x, { dK: 64, heads: 2, weights: false }).output;
+    call();  // the module's own first-large-call choice, made before the ones below
+    const before = tileChoices().length;
+    const real = chooseTiles(module, { timed: true });
+    assert.equal(tileChoices().length, before + 1, 'one timed choice, one report');
+    assert.deepEqual(tileChoices().at(-1), real);
+    assert.equal(typeof real.wide, 'boolean');
+    assert.equal(real.rounds, 5);
+    assert.equal(real.ms.length, 2);
+    assert.ok(real.ms.every((ms) => ms > 0 && Number.isFinite(ms)), JSON.stringify(real));
+    assert.equal(real.wide, real.ms[1] < 0.98 * real.ms[0], JSON.stringify(real));
+    assert.equal(module.wideTiles(), real.wide);
+
+    // A clock that advances by the current shape's cost on every reading: each sample lasts one cost.
+    const clockFor = (narrowMs, wideMs) => {
+      let t = 0;
+      return () => (t += module.wideTiles() ? wideMs : narrowMs);
+    };
+    const results = [];
+    for (const [narrowMs, wideMs, wide] of [[200, 100, true], [100, 200, false], [100, 99, false], [100, 97, true]]) {
+      const choice = chooseTiles(module, { timed: true, clock: clockFor(narrowMs, wideMs) });
+      assert.deepEqual(choice, { wide, ms: [narrowMs, wideMs], rounds: 5 }, `${narrowMs} vs ${wideMs}`);
+      assert.equal(module.wideTiles(), wide);
+      results.push({ wide, out: call() });
+      assert.equal(module.wideTiles(), wide, 'a later call keeps the choice');
+    }
+    assert.equal(tileChoices().length, before + 5, 'each chooseTiles call reports once');
+    assert.deepEqual(results.map((r) => r.wide), [true, false, false, true]);
+    for (const r of results.slice(1))
+      assert.deepEqual(new Uint32Array(r.out.buffer, r.out.byteOffset, r.out.length),
+        new Uint32Array(results[0].out.buffer, results[0].out.byteOffset, results[0].out.length));
+    const want = ref.attention(x, x, x, { heads: 2, nQ: 512, nK: 512, dK: 64, dV: 64 });
+    assert.ok(ref.maxAbsDiff(results[0].out, want.output) < 1e-5);
   });
 });

@@ -333,7 +333,7 @@ const MAX_SAFETENSORS_HEADER = 100 * 2 ** 20;  // cpp/src/model/loader.cpp's kMa
 export class LanguageModel {
   #module;
   #tokenizer;  // an HfTokenizer (tokenizer.json), or null: the module's llama2.c tokenizer
-  #decoder = new TextDecoder();
+  #decoder = new TextDecoder('utf-8', { ignoreBOM: true });  // U+FEFF in text is content, not a BOM
   #pieces = new Map();
   #generating = false;
 
@@ -480,7 +480,7 @@ export class LanguageModel {
     const stopIds = hf ? new Set([hf.special.eos].filter((id) => id !== null)) : new Set([BOS, EOS]);
     const result = { ids: null, tokens: [], text: '', prompt: null, stopped: 'steps', seed, steps: [] };
     const ids = [];
-    const textDecoder = new TextDecoder();
+    const textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
     return this.#withBuffers({ prompt: 4 * p }, 'lm.generate()', (b) => {
       m.HEAP32.set(promptIds, (b.address.prompt >>> 0) / 4);
       this.#generating = true;

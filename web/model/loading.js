@@ -88,7 +88,8 @@ export function copyLayers(module, addressOf, layers, heads, n) {
   return out;
 }
 
-const utf8 = new TextDecoder();
+// ignoreBOM: a token or text that starts with U+FEFF keeps it (it is content here, not a BOM).
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * A call's tokens read back from the wasm heap: `count` int32 ids at `ids`, and the UTF-8 text of

@@ -14,7 +14,7 @@ const BYTE_OF_CHAR = (() => {
   return map;
 })();
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });  // U+FEFF is content
 
 /** Bytes as text, each byte that is not part of a whole UTF-8 character as `<0xHH>`. */
 export function readableBytes(bytes) {
