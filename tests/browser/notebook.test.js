@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 import { render } from '../../web/cli/render.js';
-import { startBrowser } from './support.js';
+import { requireDependency, startBrowser } from './support.js';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../web/cli/attnlens.js', import.meta.url));
@@ -54,9 +54,10 @@ json.dump(attnlens.attention_data(attentions, tokens), open("data.json", "w"))`)
   ],
 };
 
-describe('Jupyter notebook (nbconvert, headless)', { skip: !existsSync(NBCONVERT) && 'jupyter-nbconvert is not installed (scripts/setup.sh installs it)' }, () => {
+describe('Jupyter notebook (nbconvert, headless)', () => {
   let dir, executed, browser;
   before(async () => {
+    requireDependency(NBCONVERT, existsSync(NBCONVERT), 'scripts/setup.sh installs jupyter-nbconvert');
     dir = await mkdtemp(path.join(tmpdir(), 'attnlens-notebook-'));
     await writeFile(path.join(dir, 'attnlens_nb.py'), (await run(process.execPath, [CLI, 'python'])).stdout);
     await writeFile(path.join(dir, 'figures.ipynb'), JSON.stringify(NOTEBOOK));
@@ -120,7 +121,8 @@ describe('Jupyter notebook (nbconvert, headless)', { skip: !existsSync(NBCONVERT
     assert.deepEqual(executed.cells[3].outputs.map((o) => o.text).join('').trim(), 'bars.svg');
   });
 
-  it('in the classic Notebook (Debian\'s jupyter-notebook, the notebook trusted): the output draws the same weights', { skip: !existsSync(NOTEBOOK_SERVER) && 'jupyter-notebook is not installed' }, async () => {
+  it('in the classic Notebook (Debian\'s jupyter-notebook, the notebook trusted): the output draws the same weights', async () => {
+    requireDependency(NOTEBOOK_SERVER, existsSync(NOTEBOOK_SERVER), 'scripts/setup.sh installs jupyter-notebook');
     // Trusted as `jupyter trust` would (a signature in a database of this test's own), then served.
     const db = path.join(dir, 'signatures.db');
     await run('/usr/bin/python3', ['-c', `import nbformat
