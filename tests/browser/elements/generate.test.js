@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 
-import { startBrowser } from '../support.js';
+import { expectProblems, startBrowser } from '../support.js';
 import { assertClean, assertClose, changes, parseSVG, readHeatmap, readPNG, recordChanges } from './helpers.js';
 
 // One 8-bit colour step on the light or dark ramp, with margin: how exactly a drawn pixel reads back.
@@ -298,18 +298,111 @@ describe('<attn-generate> options, errors, themes and small screens', () => {
   it('autoplay writes on its own, unless the reader prefers reduced motion', async () => {
     const page = await browser.fixture('<attn-generate id="g" prompt="Tom" steps="3" temperature="0" autoplay></attn-generate>');
     await ready(page);
-    await page.waitForFunction(() => document.getElementById('g').current === 2, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.getElementById('g').current === 2);
     await page.emulateMedia({ reducedMotion: 'reduce' });
     const still = await page.evaluate(async () => {
       const el = document.createElement('attn-generate');
       for (const [k, v] of Object.entries({ id: 'still', prompt: 'Tom', steps: '3', temperature: '0', autoplay: '' })) el.setAttribute(k, v);
+      // Autoplay would start right after the generate event: read the state then, and later.
+      const atGenerate = new Promise((resolve) => el.addEventListener('generate', () => queueMicrotask(() => resolve(el.playing))));
       document.body.append(el);
       await el.updateComplete;
-      await new Promise((r) => setTimeout(r, 1200));
-      return el.current;
+      const playing = await atGenerate;
+      await new Promise((r) => setTimeout(r, 1200));  // over two timer periods (450 ms): nothing moved
+      return { playing, current: el.current };
     });
-    assert.equal(still, -1);
-    assertClean(page, browser);
+    assert.deepEqual(still, { playing: false, current: -1 });
+  });
+});
+
+describe('<attn-generate> API: languageModel, the generate event, play/pause/step methods', () => {
+  let browser, page;
+  before(async () => {
+    browser = await startBrowser();
+    // model names nothing loadable: only a languageModel given as an object can make it write.
+    page = await browser.fixture('<attn-generate id="g" model="no-such-model" prompt="Tom" steps="5" temperature="0"></attn-generate>');
+  });
+  afterEach(() => browser.assertNoProblems());
+  after(async () => { await browser?.close(); });
+
+  it('languageModel: an lm object is used instead of model; the generate event carries its result', async () => {
+    // First the figure tries model="no-such-model": a 404 (and Chromium's console line for it), and
+    // an error state naming the file.
+    const first = await expectProblems(page, [/^HTTP 404: .*\/no-such-model$/, /^console error: Failed to load resource: .*404/], () => page.evaluate(async () => {
+      await customElements.whenDefined('attn-generate');
+      const el = document.getElementById('g');
+      return { ok: await el.updateComplete, error: el.error };
+    }));
+    assert.equal(first.ok, false);
+    assert.match(first.error, /cannot fetch the model file .*no-such-model: HTTP 404/);
+    const r = await page.evaluate(async () => {
+      const el = document.getElementById('g');
+      let refused = null;
+      try { el.languageModel = { run() {} }; } catch (e) { refused = `${e.name}: ${e.message}`; }
+      const { init } = await import('/attnlens.js');
+      const lm = await (await init()).loadModel('stories260K');
+      // The same model seen through a proxy that records the figure's calls of run and generate.
+      const calls = [];
+      const own = new Proxy(lm, {
+        get(target, key) {
+          const value = target[key];
+          if (typeof value !== 'function') return value;
+          return (...args) => { if (key === 'run' || key === 'generate') calls.push(key); return value.apply(target, args); };
+        },
+      });
+      const events = [];
+      el.addEventListener('generate', (e) => events.push(e.detail));
+      el.languageModel = own;
+      const ok = await el.updateComplete;
+      const direct = lm.generate('Tom', { steps: 5, temperature: 0 });
+      return {
+        refused, ok, error: el.error, same: el.languageModel === own, calls, events: events.length,
+        detailIsShown: events[0]?.generation === el.generation && events[0]?.run === el.promptRun,
+        ids: [...el.generation.ids], want: [...direct.ids], text: el.generation.text, wantText: direct.text,
+        promptIds: [...el.promptRun.ids], wantPrompt: [...lm.run('Tom').ids],
+      };
+    });
+    assert.match(r.refused, /^TypeError: languageModel must be a language model/);
+    assert.equal(r.ok, true, r.error);
+    assert.equal(r.same, true);
+    assert.deepEqual(r.calls, ['run', 'generate']);
+    assert.equal(r.events, 1, 'one generate event per generation');
+    assert.equal(r.detailIsShown, true, 'detail: { generation, run } is what the figure shows');
+    assert.deepEqual([r.ids, r.text, r.promptIds], [r.want, r.wantText, r.wantPrompt]);
+    assert.equal(r.ids.length, 5);
+  });
+
+  it('stepForward(), stepBack(), play() and pause() move through the steps; change events say user: false', async () => {
+    const r = await page.evaluate(async () => {
+      const el = document.getElementById('g'), log = [];
+      el.addEventListener('change', (e) => log.push([e.detail.name, e.detail.value, e.detail.user]));
+      el.current = -1;
+      const seen = [];
+      el.stepForward(); seen.push(el.current);
+      el.stepForward(); seen.push(el.current);
+      el.stepBack(); seen.push(el.current);
+      el.stepBack(); el.stepBack(); seen.push(el.current);  // stops at the prompt
+      el.current = 4;
+      el.stepForward(); seen.push(el.current);              // stops at the last step
+      return { seen, log };
+    });
+    assert.deepEqual(r.seen, [0, 1, 0, -1, 4]);
+    assert.deepEqual(r.log, [['current', 0, false], ['current', 1, false], ['current', 0, false], ['current', -1, false], ['current', 4, false]]);
+    // play() from the end starts over at the prompt and plays to the end, then stops by itself.
+    const started = await page.evaluate(() => {
+      const el = document.getElementById('g');
+      el.play();
+      return { playing: el.playing, current: el.current, pressed: el.shadowRoot.querySelector('button.play').getAttribute('aria-pressed') };
+    });
+    assert.deepEqual(started, { playing: true, current: -1, pressed: 'true' });
+    await page.waitForFunction(() => document.getElementById('g').current >= 1);
+    const paused = await page.evaluate(() => { const el = document.getElementById('g'); el.pause(); return { playing: el.playing, current: el.current }; });
+    assert.equal(paused.playing, false);
+    await page.waitForTimeout(1000);  // over two timer periods (450 ms): paused means no more steps
+    assert.equal(await page.evaluate(() => document.getElementById('g').current), paused.current);
+    await page.evaluate(() => document.getElementById('g').play());
+    await page.waitForFunction(() => !document.getElementById('g').playing);
+    assert.equal(await page.evaluate(() => document.getElementById('g').current), 4);
   });
 });
 
