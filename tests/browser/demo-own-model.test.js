@@ -67,7 +67,7 @@ async function axeViolations(page, origin) {
 /** Waits for the section to open a model (or show an error); returns the status and error text. */
 async function opened(page) {
   await page.waitForFunction(() => !document.getElementById('own-error').hidden || !document.getElementById('own-figures').hidden
-    && /Opened/.test(document.getElementById('own-status').textContent), null, { timeout: 600_000 });
+    && /Opened/.test(document.getElementById('own-status').textContent));
   return page.evaluate(async () => {
     for (const id of ['own-heads', 'own-heatmap', 'own-lines']) await document.getElementById(id).updateComplete;
     const error = document.getElementById('own-error');

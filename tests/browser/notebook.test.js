@@ -141,10 +141,10 @@ NotebookNotary(db_file=${JSON.stringify(db)}).sign(nb)`], { cwd: dir });
       });
       const page = await browser.newPage();
       await page.goto(`http://127.0.0.1:${port}/notebooks/executed.ipynb`);
-      await page.waitForFunction(() => document.querySelectorAll('.output_area iframe').length >= 2, null, { timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelectorAll('.output_area iframe').length >= 2);
       // The first output's iframe (the heatmap), once its srcdoc document has the element.
       const frame = await (await page.locator('.output_area iframe').first().elementHandle()).contentFrame();
-      await frame.waitForFunction(() => document.querySelector('attn-heatmap'), null, { timeout: 30_000 });
+      await frame.waitForFunction(() => document.querySelector('attn-heatmap'));
       const figure = await frame.evaluate(async () => {
         const el = document.querySelector('attn-heatmap');
         await customElements.whenDefined('attn-heatmap');

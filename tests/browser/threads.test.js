@@ -50,7 +50,7 @@ describe('threads in Chromium', () => {
     const workers = [];
     page.on('worker', (w) => workers.push(w.url()));
     await page.goto(`${browser.url}/__threads__/page.html`);
-    await page.waitForFunction(() => window.__result, null, { timeout: 60000 });
+    await page.waitForFunction(() => window.__result);
     return { result: await page.evaluate(() => window.__result), workers, problems: page.problems };
   }
 
@@ -107,7 +107,7 @@ describe('threads in Chromium', () => {
       const workers = [];
       page.on('worker', (w) => workers.push(new URL(w.url()).pathname));
       await page.goto(`${server.url}/index.html`);
-      await page.waitForFunction(() => window.__result, null, { timeout: 60000 });
+      await page.waitForFunction(() => window.__result);
       const result = await page.evaluate(() => window.__result);
       assert.equal(result.error, undefined);
       assert.deepEqual([result.threads, result.threaded, result.build, result.same], [2, true, 'relaxed', true]);

@@ -182,7 +182,7 @@ describe('<attn-generate>', () => {
     await page.waitForTimeout(700);
     assert.equal((await drawn(page)).current, paused.current, 'paused means no more steps');
     await page.locator('#g').locator('button.play').click();
-    await page.waitForFunction(() => !document.getElementById('g').playing, null, { timeout: 15000 });
+    await page.waitForFunction(() => !document.getElementById('g').playing);
     assert.equal((await drawn(page)).current, 11);
     assert.match(await page.locator('#g').locator('button.play').getAttribute('aria-label'), /Play/);
   });
