@@ -4,7 +4,7 @@
 // drawn pixels, el.weights, the SVG's data-weight of a head not drawn, result.weights of every
 // head, the keyboard readout; and each redraw fires `render` exactly once.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClean, assertClose, headReduce, readHeatmap, ref } from './helpers.js';
@@ -45,6 +45,7 @@ describe('the heatmap computes the head it shows, other heads on demand', () => 
     }, DATA);
     assert.equal(ok, true);
   });
+  afterEach(() => browser.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('a temperature change recomputes the shown head only; a head switch then shows the new head\'s weights', async () => {
@@ -263,6 +264,7 @@ describe('figures showing several heads compute each of them for the new state',
     }, DATA);
     assert.deepEqual(ok, [true, true]);
   });
+  afterEach(() => browser.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('<attn-lines heads="1 3">: after a temperature change both heads\' lines carry their float64 weights', async () => {

@@ -2,7 +2,7 @@
 // lines) against the float64 reference; focus by keyboard, pointer and touch; several heads;
 // long inputs; small screens; bad attributes.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClean, assertClose, changes, recordChanges, ref, setData } from './helpers.js';
@@ -82,6 +82,7 @@ describe('<attn-lines>', () => {
     assert.equal(await setData(page, 'multi', DATA), true);
     await recordChanges(page, 'lines');
   });
+  afterEach(() => browser.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('without focus draws every line at or above the threshold, once into a cached layer', async () => {
@@ -337,6 +338,7 @@ describe('<attn-lines> on a 360 px touch screen', () => {
     const long = [...SENTENCE.slice(0, -1), 'Supercalifragilisticexpialidocious'];
     assert.equal(await setData(page, 'lines', { ...DATA, tokens: long }), true);
   });
+  afterEach(() => browser.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('fits the screen; long tokens are cut with an ellipsis; a tap focuses a token', async () => {

@@ -4,7 +4,7 @@
 // ## joined, HTML shown literally); contrast ≥ 4.5:1 on every tint in light and dark; hover,
 // tap, focus and arrow keys; the readout; SVG/PNG/HTML export; 360 px; 4096 tokens.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClean, assertClose, ref, setData, vectors } from './helpers.js';
@@ -61,6 +61,7 @@ describe('<attn-text>', () => {
       <attn-text id="pieces"></attn-text><attn-text id="big"></attn-text><attn-text id="model" model="use-lite" text="The cat sat on the mat." layer="1" head="mean"></attn-text>`);
     assert.equal(await setData(page, 't', data.json), true);
   });
+  afterEach(() => browser.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const direction of ['to', 'from'])
