@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -66,6 +66,7 @@ describe('Jupyter notebook (nbconvert, headless)', () => {
     executed = JSON.parse(await readFile(path.join(dir, 'executed.ipynb'), 'utf8'));
     browser = await startBrowser();
   });
+  afterEach(() => browser.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
