@@ -140,7 +140,13 @@ NotebookNotary(db_file=${JSON.stringify(db)}).sign(nb)`], { cwd: dir });
         server.stderr.on('data', (chunk) => { log += chunk; if (log.includes(`127.0.0.1:${port}/`)) resolve(); });
         server.once('exit', (code) => reject(new Error(`jupyter-notebook exited (${code}): ${log}`)));
       });
-      const page = await browser.newPage();
+      // The Notebook app's own console (its widgets extension, not packaged in Debian, answers 404)
+      // is not ours: record what the output frames (srcdoc iframes) report, and every page error.
+      const page = await browser.context.newPage(), ours = [];
+      const inOutput = (frame) => frame && frame !== page.mainFrame();
+      page.on('console', (m) => { if (/^(error|warning)$/.test(m.type()) && !m.location().url.startsWith(`http://127.0.0.1:${port}/`)) ours.push(`console ${m.type()}: ${m.text()}`); });
+      page.on('pageerror', (e) => ours.push(`page error: ${e.message}`));
+      page.on('requestfailed', (r) => { if (inOutput(r.frame())) ours.push(`request failed: ${r.url()}`); });
       await page.goto(`http://127.0.0.1:${port}/notebooks/executed.ipynb`);
       await page.waitForFunction(() => document.querySelectorAll('.output_area iframe').length >= 2);
       // The first output's iframe (the heatmap), once its srcdoc document has the element.
@@ -156,6 +162,7 @@ NotebookNotary(db_file=${JSON.stringify(db)}).sign(nb)`], { cwd: dir });
       assert.equal(figure.query, 2);
       assert.deepEqual(figure.weights, Array.from(Float32Array.from(data.attention[1][2].flat())));
       assert.deepEqual(browser.offHost, [], 'nothing left 127.0.0.1');
+      assert.deepEqual(ours, [], 'the outputs\' console errors, page errors and failed requests');
       await page.close();
     } finally {
       server.kill();
