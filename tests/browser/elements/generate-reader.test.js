@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { assertClean, assertClose, readHeatmap } from './helpers.js';
+import { assertClean, assertClose, readHeatmap, readPNG } from './helpers.js';
 
 const MINE = 'Zoë took her 🐶 to the 公园. She';
 const NEAR_CONTEXT = 'Once upon a time, there was a little dog. '.repeat(40).slice(0, 1600);  // ~460 tokens
@@ -174,8 +174,12 @@ describe('<attn-generate> with a reader\'s own prompt', () => {
     // The pieces as escaped text: a byte piece by its name.
     assert.ok(svg.includes('>Zo<') || svg.includes('>Z<'), 'the prompt\'s pieces');
     assert.ok(svg.includes('&lt;0xF0&gt;') && !/<script/i.test(svg));
-    const png = await page.evaluate(async () => (await document.getElementById('g').toPNG()).type);
-    assert.equal(png, 'image/png');
+    // The PNG decoded, in the dark theme: behind each piece (below its glyphs) the tint of the
+    // weight step 4 gave it, on the dark ramp.
+    const looked = await page.evaluate(() => [...document.getElementById('g').frame.looked]);
+    const png = await readPNG(page, 'g', { at: 'bottom' });
+    assert.deepEqual([png.width, png.height], [Math.round(png.svgWidth * 2), Math.round(png.svgHeight * 2)]);
+    assertClose(png.cells.map((c) => c.value), looked, 1.5 / 255 / 0.7, 'PNG tints, dark theme');
     await page.evaluate(() => document.getElementById('g').setAttribute('theme', 'light'));
     assert.notEqual(await page.evaluate(() => getComputedStyle(document.getElementById('g')).getPropertyValue('--attn-bg').trim()), '#16181c');
     assertClean(page, browser);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { SENTENCE, assertClean, assertClose, ref, setData, vectors } from './helpers.js';
+import { SENTENCE, assertClean, assertClose, readPNG, ref, setData, vectors } from './helpers.js';
 
 const TOLERANCE = 1.5 / 255 / 0.7;
 
@@ -168,8 +168,10 @@ describe('<attn-text>', () => {
       return fills.map((f) => { const px = hex(f); return d.reduce((a, dc, c) => a + dc * (px[c] - low[c]), 0) / d.reduce((a, dc) => a + dc * dc, 0); });
     }, fills.map((f) => f[1]));
     assertClose(got, screen.tokens.map((t) => t.t), TOLERANCE, 'SVG tints vs screen tints');
-    const png = await page.evaluate(async () => (await document.getElementById('t').toPNG()).size);
-    assert.ok(png > 1000);
+    // The PNG decoded: behind each token (below its glyphs) the tint of its weight, as on screen.
+    const png = await readPNG(page, 't', { at: 'bottom' });
+    assert.deepEqual([png.width, png.height], [Math.round(png.svgWidth * 2), Math.round(png.svgHeight * 2)]);
+    assertClose(png.cells.map((c) => c.value), screen.tokens.map((t) => t.t), TOLERANCE, 'PNG tints vs screen tints');
     const html = await page.evaluate(() => document.getElementById('t').toHTML());
     assert.ok(html.includes('<attn-text') && html.includes('color-scale="sqrt"') && html.includes('direction="from"'));
     const box = await page.evaluate(() => { const el = document.getElementById('t'); return { scroll: el.scrollWidth, width: el.clientWidth, page: document.documentElement.scrollWidth }; });
