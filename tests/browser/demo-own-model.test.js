@@ -116,7 +116,7 @@ describe('demo: your own model, in headless Chromium', () => {
     gpt2Dir = folder(gpt2, { dtype: 'F16', tokenizer: 'gpt2' });
     bertDir = folder(bert, { dtype: 'F32', tokenizer: 'bert' });
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     for (const dir of folders) rmSync(dir, { recursive: true, force: true });

@@ -40,7 +40,7 @@ const flat = (m) => Float32Array.from(m.flat());
 describe('demo page in headless Chromium', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('runs the SIMD module and the heatmap draws the weights it computed', async () => {

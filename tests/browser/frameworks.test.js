@@ -51,7 +51,7 @@ describe('React, Vue and Svelte apps (Vite 7 builds)', () => {
     }
     browser = await startBrowser();
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (out) await rm(out, { recursive: true, force: true });

@@ -49,7 +49,7 @@ describe('hf-tokenizer in headless Chromium', () => {
     wantTokens = (await loadHfTokenizer({ tokenizer: files.gpt2 })).encode(' world 日').tokens;
     browser = await startBrowser();
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (bundleDir) await rm(bundleDir, { recursive: true, force: true });

@@ -45,7 +45,7 @@ describe('lens.loadModel(URL of a same-origin folder) in Chromium', () => {
     want = { tokens: run.tokens, ids: [...run.ids], layers: run.layers.map((l) => Array.from(l.attention)) };
     browser = await startBrowser({ serveOptions: { root: site, index: '/web/demo/' } });
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (site) rmSync(site, { recursive: true, force: true });

@@ -66,7 +66,7 @@ describe('Jupyter notebook (nbconvert, headless)', () => {
     executed = JSON.parse(await readFile(path.join(dir, 'executed.ipynb'), 'utf8'));
     browser = await startBrowser();
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (dir) await rm(dir, { recursive: true, force: true });

@@ -48,7 +48,7 @@ describe('a static site post: one tag, a CLI-made fallback, attnlens serve', () 
     });
     browser = await startBrowser();
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     server?.kill();

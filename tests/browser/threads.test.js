@@ -37,7 +37,7 @@ try {
 describe('threads in Chromium', () => {
   let browser;
   before(async () => { browser = await startBrowser({ serveOptions: { headers: DEMO_HEADERS } }); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(() => browser?.close());
 
   /** Opens the page; `expected`: the problems it must report (expectProblems), no others. */

@@ -39,7 +39,7 @@ describe('aggregates: head="mean"|"max", layer="rollout"', () => {
     for (const id of ['map', 'dark']) assert.equal(await setData(page, id, { tokens, attention }), true);
     await recordChanges(page, 'map');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('precomputed weights, head="mean": el.weights and the canvas are the float64 mean of the layer\'s heads', async () => {
@@ -155,7 +155,7 @@ describe('aggregates: head="mean"|"max", layer="rollout"', () => {
 describe('aggregates of a real model (USE-lite)', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('layer="rollout" over the model\'s own layers equals the float64 rollout of el.result.weights', async () => {

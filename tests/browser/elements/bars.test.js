@@ -41,7 +41,7 @@ describe('<attn-bars>', () => {
     assert.equal(await setData(page, 'bars', data.json), true);
     await recordChanges(page, 'bars');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('draws one bar per token for the query given by its text, with the engine\'s weights', async () => {
@@ -190,7 +190,7 @@ describe('<attn-bars autoplay>', () => {
   let browser;
   const data = vectors(SENTENCE, { dK: 4, seed: 7, spread: 1.5 });
   before(async () => { browser = await startBrowser(); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   // A page with one autoplaying figure, `reducedMotion` emulated before the figure is made.

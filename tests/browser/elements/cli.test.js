@@ -64,7 +64,7 @@ describe('attnlens render = the element in Chromium', () => {
     single = await browser.fixture('<main></main>', { modules: ['/dist/attnlens-single.js'], name: 'single' });
     dir = await mkdtemp(path.join(tmpdir(), 'attnlens-cli-browser-'));
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (dir) await rm(dir, { recursive: true, force: true });

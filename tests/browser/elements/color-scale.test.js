@@ -53,7 +53,7 @@ describe('color-scale', () => {
     page = await browser.fixture('<attn-heatmap id="map"></attn-heatmap><attn-heatmap id="bad"></attn-heatmap>');
     assert.equal(await setData(page, 'map', data.json), true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const kind of ['linear', 'sqrt', 'log', 'row', 'max']) {

@@ -71,7 +71,7 @@ describe('<attn-compare>', () => {
       return document.getElementById(id).updateComplete;
     }, id), true, id);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('two heads of one run: A, B and A − B drawn as the reference, the legend spans ±max|A − B|', async () => {

@@ -36,7 +36,7 @@ describe('cross-attention: queryTokens × keyTokens', () => {
     const data = { queryTokens: FRENCH, keyTokens: ENGLISH, attention: weights };
     for (const id of ['map', 'bars']) assert.equal(await setData(page, id, data), true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('a translation\'s alignment draws as an nQ×nK heatmap with the given weights, rows French, columns English', async () => {

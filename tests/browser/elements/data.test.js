@@ -21,7 +21,7 @@ const weightsOf = (page, id) => page.evaluate(async (id) => {
 describe('figure data sources', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('reads attributes, a child JSON script, a shared #id script and a same-site src', async () => {
@@ -113,7 +113,7 @@ describe('bad and hostile data', () => {
         el.addEventListener('error', (e) => window.__errors.push(`${el.id}: ${e.detail.message}`));
     });
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   const cases = [

@@ -36,7 +36,7 @@ describe('hiding tokens', () => {
     for (const id of ['map', 'bars', 'lines', 'heads']) assert.equal(await setData(page, id, data.json), true, id);
     await recordChanges(page, 'map');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('heatmap: hidden rows and columns are gone; the rest keep their weights (rows sum to < 1), and it says so', async () => {

@@ -57,7 +57,7 @@ describe('<attn-generate> with a reader\'s own prompt', () => {
     page = await browser.fixture('<attn-generate id="g" steps="6"></attn-generate>');
     assert.equal(await ready(page), true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('typed into the box + Enter: writes what lm.generate writes with the figure\'s options, and shows the prompt as typed', async () => {
@@ -189,7 +189,7 @@ describe('<attn-generate> with a reader\'s own prompt', () => {
 describe('model="stories260K" in the other figures, with a reader\'s sentence', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('heatmap, bars, lines, heads and compare show lm.run\'s causal attention; byte pieces are labelled <0xHH>', async () => {

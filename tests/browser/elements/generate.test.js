@@ -64,7 +64,7 @@ describe('<attn-generate>', () => {
     want = await engine(page, PROMPT, { steps: 12, temperature: 0 });
     await recordChanges(page, 'g');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('generates what lm.generate returns and starts at the prompt', async () => {
@@ -212,7 +212,7 @@ describe('<attn-generate>', () => {
 describe('<attn-generate> options, errors, themes and small screens', () => {
   let browser;
   before(async () => { browser = await startBrowser({ colorScheme: 'dark', viewport: { width: 360, height: 800 } }); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('seeded sampling: the same seed writes what lm.generate writes, another seed something else', async () => {
@@ -322,7 +322,7 @@ describe('<attn-generate> API: languageModel, the generate event, play/pause/ste
     // model names nothing loadable: only a languageModel given as an object can make it write.
     page = await browser.fixture('<attn-generate id="g" model="no-such-model" prompt="Tom" steps="5" temperature="0"></attn-generate>');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('languageModel: an lm object is used instead of model; the generate event carries its result', async () => {
@@ -409,7 +409,7 @@ describe('<attn-generate> API: languageModel, the generate event, play/pause/ste
 describe('model="stories260K" in the other figures', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('the heatmap and the bars show its causal attention, with readable piece labels', async () => {

@@ -29,7 +29,7 @@ describe('<attn-heads>', () => {
     assert.equal(await setData(page, 'linked', json), true);
     await recordChanges(page, 'heads');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('shows one small heatmap per head, computed by the engine\'s multi-head attention', async () => {

@@ -39,7 +39,7 @@ describe('PageUp/PageDown, Home/End and Ctrl+Home/End', () => {
     }, { ...LAYERED, attention: LAYERED.attention });
     assert.deepEqual(ok, [true, true, true, true]);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('<attn-heatmap>: the crosshair moves ±10 rows, to the row\'s ends and to the corners', async () => {

@@ -45,7 +45,7 @@ describe('the heatmap computes the head it shows, other heads on demand', () => 
     }, DATA);
     assert.equal(ok, true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('a temperature change recomputes the shown head only; a head switch then shows the new head\'s weights', async () => {
@@ -264,7 +264,7 @@ describe('figures showing several heads compute each of them for the new state',
     }, DATA);
     assert.deepEqual(ok, [true, true]);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('<attn-lines heads="1 3">: after a temperature change both heads\' lines carry their float64 weights', async () => {

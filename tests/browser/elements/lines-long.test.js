@@ -13,7 +13,7 @@ describe('<attn-lines> at 4096 tokens: the loupe', () => {
     browser = await startBrowser();
     page = await browser.fixture('<attn-lines id="lines"></attn-lines><attn-heatmap id="map"></attn-heatmap>');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('hover opens a loupe on the tokens around the pointer; its rows pick exactly one token', async () => {

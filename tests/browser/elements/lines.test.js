@@ -82,7 +82,7 @@ describe('<attn-lines>', () => {
     assert.equal(await setData(page, 'multi', DATA), true);
     await recordChanges(page, 'lines');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('without focus draws every line at or above the threshold, once into a cached layer', async () => {
@@ -344,7 +344,7 @@ describe('<attn-lines> on a 360 px touch screen', () => {
     const long = [...SENTENCE.slice(0, -1), 'Supercalifragilisticexpialidocious'];
     assert.equal(await setData(page, 'lines', { ...DATA, tokens: long }), true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('fits the screen; long tokens are cut with an ellipsis; a tap focuses a token', async () => {

@@ -39,7 +39,7 @@ describe('reader settings: reduced motion, forced colours, keyboard alone', () =
     browser = await startBrowser({ viewport: { width: 1000, height: 900 } });
     page = await figures(browser);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('without reduced motion, Scan and Play animate on their own (the control case)', async () => {

@@ -36,7 +36,7 @@ describe('<attn-pipeline>', () => {
     assert.equal(await setData(page, 'pipe', data.json), true);
     await recordChanges(page, 'pipe');
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('shows the six steps as matrices of the right size, with the engine\'s numbers', async () => {

@@ -18,7 +18,7 @@ describe('figure redraws', () => {
     assert.equal(await setData(page, 'map', data.json), true);
     assert.equal(await setData(page, 'bars', data.json), true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const id of ['map', 'bars']) {

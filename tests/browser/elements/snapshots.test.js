@@ -75,7 +75,7 @@ describe('figure screenshots (light and dark)', () => {
     await page.emulateMedia({ reducedMotion: 'reduce' });
     for (const [id, , data] of FIGURES) assert.equal(await setData(page, id, data), true, id);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const scheme of ['light', 'dark'])

@@ -28,7 +28,7 @@ describe('standalone HTML (toHTML)', () => {
       <attn-bars id="bars" query="2" values></attn-bars>
       <attn-heads id="heads" model="use-lite" text="Offline figures open anywhere."></attn-heads>`);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (folder) await rm(folder, { recursive: true, force: true });

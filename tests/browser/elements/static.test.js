@@ -42,7 +42,7 @@ describe('a static page with no build step', () => {
     await writeFile(path.join(folder, 'index.html'), PAGE);
     browser = await startBrowser({ serveOptions: { root: folder, index: '/index.html' } });
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (folder) await rm(folder, { recursive: true, force: true });

@@ -30,7 +30,7 @@ describe('SVG export: browser bytes = Node bytes', () => {
       <attn-bars id="bars" query="2"></attn-bars>
       <attn-pipeline id="pipe" query="1" mask="causal"></attn-pipeline>`);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(() => browser?.close());
 
   const svgOf = (id, theme) => page.evaluate(async ([id, theme]) => {

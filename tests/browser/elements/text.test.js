@@ -61,7 +61,7 @@ describe('<attn-text>', () => {
       <attn-text id="pieces"></attn-text><attn-text id="big"></attn-text><attn-text id="model" model="use-lite" text="The cat sat on the mat." layer="1" head="mean"></attn-text>`);
     assert.equal(await setData(page, 't', data.json), true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const direction of ['to', 'from'])

@@ -14,7 +14,7 @@ describe('figures on a touch screen', () => {
     for (const id of ['bars', 'map']) assert.equal(await setData(page, id, data.json), true);
     assert.equal(await setData(page, 'heads', { tokens: ['a', 'b'], attention: [[[[1, 0], [0.5, 0.5]], [[0.5, 0.5], [0, 1]]]] }), true);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   const tapCentre = async (locator) => {

@@ -41,7 +41,7 @@ describe('views a new user tries', () => {
       <attn-bars id="attr-cross" query-tokens="le chat" key-tokens='["the", "black", "cat"]' attention="[[0.7,0.2,0.1],[0.05,0.15,0.8]]" query="chat"></attn-bars>
       <attn-heatmap id="no-tokens" attention="[[1,0],[0.5,0.5]]"></attn-heatmap>`);
   });
-  afterEach(() => browser.assertNoProblems());
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   const layers = 3, heads = 4, n = 7;
