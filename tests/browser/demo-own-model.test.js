@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { init } from 'attnlens';
 
@@ -67,7 +67,7 @@ async function axeViolations(page, origin) {
 /** Waits for the section to open a model (or show an error); returns the status and error text. */
 async function opened(page) {
   await page.waitForFunction(() => !document.getElementById('own-error').hidden || !document.getElementById('own-figures').hidden
-    && /Opened/.test(document.getElementById('own-status').textContent), null, { timeout: 600_000 });
+    && /Opened/.test(document.getElementById('own-status').textContent));
   return page.evaluate(async () => {
     for (const id of ['own-heads', 'own-heatmap', 'own-lines']) await document.getElementById(id).updateComplete;
     const error = document.getElementById('own-error');
@@ -116,6 +116,7 @@ describe('demo: your own model, in headless Chromium', () => {
     gpt2Dir = folder(gpt2, { dtype: 'F16', tokenizer: 'gpt2' });
     bertDir = folder(bert, { dtype: 'F32', tokenizer: 'bert' });
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     for (const dir of folders) rmSync(dir, { recursive: true, force: true });

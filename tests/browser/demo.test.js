@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { assertClose, readHeatmap } from './elements/helpers.js';
 import * as ref from '../js/reference.js';
@@ -40,6 +40,7 @@ const flat = (m) => Float32Array.from(m.flat());
 describe('demo page in headless Chromium', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('runs the SIMD module and the heatmap draws the weights it computed', async () => {

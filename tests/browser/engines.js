@@ -14,6 +14,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+import { HANG_GUARD_MS } from './support.js';
+
 // ATTNLENS_ENGINES=firefox,webkit runs a few while working on them; npm test runs all three.
 export const ENGINES = (process.env.ATTNLENS_ENGINES ?? 'chromium,firefox,webkit').split(',');
 
@@ -66,7 +68,8 @@ export async function launch(name, { colorScheme = 'light', viewport = { width: 
     : name === 'firefox' ? await firefox(colorScheme, viewport) : await webkit(colorScheme, viewport);
   engine.name = name;
   // Shared on top of each driver: waiting, and the page-side record.
-  engine.waitFor = async (fn, arg, { timeout = 60000, what = 'a condition' } = {}) => {
+  // No speed limit: HANG_GUARD_MS only ends a wait that would never end (the tests' own timeouts too).
+  engine.waitFor = async (fn, arg, { timeout = HANG_GUARD_MS, what = 'a condition' } = {}) => {
     const end = Date.now() + timeout;
     for (;;) {
       const value = await engine.evaluate(fn, arg);

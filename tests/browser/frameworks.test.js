@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { serve } from '../../scripts/serve.mjs';
@@ -51,6 +51,7 @@ describe('React, Vue and Svelte apps (Vite 7 builds)', () => {
     }
     browser = await startBrowser();
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (out) await rm(out, { recursive: true, force: true });

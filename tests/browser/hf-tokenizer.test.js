@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { serve } from '../../scripts/serve.mjs';
@@ -49,6 +49,7 @@ describe('hf-tokenizer in headless Chromium', () => {
     wantTokens = (await loadHfTokenizer({ tokenizer: files.gpt2 })).encode(' world 日').tokens;
     browser = await startBrowser();
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (bundleDir) await rm(bundleDir, { recursive: true, force: true });

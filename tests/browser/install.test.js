@@ -127,9 +127,8 @@ describe('the installed tarball in the browser, under a strict CSP', () => {
   function figures(p) {
     return p.evaluate(async () => {
       const tags = ['attn-heatmap', 'attn-bars', 'attn-pipeline', 'attn-heads'];
-      const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error(
-        `figures not defined after 20 s: ${tags.filter((t) => !customElements.get(t))}`)), 20_000));
-      await Promise.race([Promise.all(tags.map((t) => customElements.whenDefined(t))), timeout]);
+      // No clock here: the suite's timeout is the hang guard.
+      await Promise.all(tags.map((t) => customElements.whenDefined(t)));
       const els = tags.map((t) => document.querySelector(t));
       const states = await Promise.all(els.map(async (el) => [el.localName, await el.updateComplete, el.error]));
       const heatmap = document.getElementById('heatmap');
@@ -288,14 +287,16 @@ describe('the installed tarball in the browser, under a strict CSP', () => {
         assert.ok((await p.evaluate(() => window.__events.splice(0))).length >= 4, 'error events');
       });
 
-    it('10 000 tokens: a readable error, or a safe render, promptly', async () => {
+    it('10 000 tokens: every figure refuses them with a readable message naming the count', async () => {
       const tokens = Array.from({ length: 10_000 }, (_, i) => `w${i}`);
-      const started = Date.now();
       const results = await show({ tokens, Q: tokens.map(() => [1]), K: tokens.map(() => [1]) });
-      assert.ok(Date.now() - started < 20_000, 'within 20 s');
-      for (const r of results)
-        assert.ok(r.ok === true || readable(r.error), `${r.tag}: ${JSON.stringify(r.error)}`);
-      assert.ok(results.some((r) => r.ok === false && /10\s?000/.test(r.error)), 'the limit is named');
+      assert.deepEqual(results.map((r) => r.tag), ['attn-heatmap', 'attn-bars', 'attn-pipeline', 'attn-heads']);
+      for (const r of results) {
+        assert.equal(r.ok, false, `${r.tag} accepted 10 000 tokens`);
+        assert.match(r.error, /10000 tokens is more than this figure can show/, r.tag);
+        assert.ok(readable(r.error) && r.shown, `${r.tag}: ${JSON.stringify(r)}`);
+      }
+      assert.equal((await p.evaluate(() => window.__events.splice(0))).length, 4, 'one error event per figure');
     });
 
     it('shows HTML in tokens as text and executes nothing from data (attributes and JSON)', async () => {

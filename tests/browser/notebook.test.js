@@ -13,12 +13,12 @@ import { createServer } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 import { render } from '../../web/cli/render.js';
-import { startBrowser } from './support.js';
+import { requireDependency, startBrowser } from './support.js';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../web/cli/attnlens.js', import.meta.url));
@@ -54,9 +54,10 @@ json.dump(attnlens.attention_data(attentions, tokens), open("data.json", "w"))`)
   ],
 };
 
-describe('Jupyter notebook (nbconvert, headless)', { skip: !existsSync(NBCONVERT) && 'jupyter-nbconvert is not installed (scripts/setup.sh installs it)' }, () => {
+describe('Jupyter notebook (nbconvert, headless)', () => {
   let dir, executed, browser;
   before(async () => {
+    requireDependency(NBCONVERT, existsSync(NBCONVERT), 'scripts/setup.sh installs jupyter-nbconvert');
     dir = await mkdtemp(path.join(tmpdir(), 'attnlens-notebook-'));
     await writeFile(path.join(dir, 'attnlens_nb.py'), (await run(process.execPath, [CLI, 'python'])).stdout);
     await writeFile(path.join(dir, 'figures.ipynb'), JSON.stringify(NOTEBOOK));
@@ -65,6 +66,7 @@ describe('Jupyter notebook (nbconvert, headless)', { skip: !existsSync(NBCONVERT
     executed = JSON.parse(await readFile(path.join(dir, 'executed.ipynb'), 'utf8'));
     browser = await startBrowser();
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -120,7 +122,8 @@ describe('Jupyter notebook (nbconvert, headless)', { skip: !existsSync(NBCONVERT
     assert.deepEqual(executed.cells[3].outputs.map((o) => o.text).join('').trim(), 'bars.svg');
   });
 
-  it('in the classic Notebook (Debian\'s jupyter-notebook, the notebook trusted): the output draws the same weights', { skip: !existsSync(NOTEBOOK_SERVER) && 'jupyter-notebook is not installed' }, async () => {
+  it('in the classic Notebook (Debian\'s jupyter-notebook, the notebook trusted): the output draws the same weights', async () => {
+    requireDependency(NOTEBOOK_SERVER, existsSync(NOTEBOOK_SERVER), 'scripts/setup.sh installs jupyter-notebook');
     // Trusted as `jupyter trust` would (a signature in a database of this test's own), then served.
     const db = path.join(dir, 'signatures.db');
     await run('/usr/bin/python3', ['-c', `import nbformat
@@ -137,12 +140,18 @@ NotebookNotary(db_file=${JSON.stringify(db)}).sign(nb)`], { cwd: dir });
         server.stderr.on('data', (chunk) => { log += chunk; if (log.includes(`127.0.0.1:${port}/`)) resolve(); });
         server.once('exit', (code) => reject(new Error(`jupyter-notebook exited (${code}): ${log}`)));
       });
-      const page = await browser.newPage();
+      // The Notebook app's own console (its widgets extension, not packaged in Debian, answers 404)
+      // is not ours: record what the output frames (srcdoc iframes) report, and every page error.
+      const page = await browser.context.newPage(), ours = [];
+      const inOutput = (frame) => frame && frame !== page.mainFrame();
+      page.on('console', (m) => { if (/^(error|warning)$/.test(m.type()) && !m.location().url.startsWith(`http://127.0.0.1:${port}/`)) ours.push(`console ${m.type()}: ${m.text()}`); });
+      page.on('pageerror', (e) => ours.push(`page error: ${e.message}`));
+      page.on('requestfailed', (r) => { if (inOutput(r.frame())) ours.push(`request failed: ${r.url()}`); });
       await page.goto(`http://127.0.0.1:${port}/notebooks/executed.ipynb`);
-      await page.waitForFunction(() => document.querySelectorAll('.output_area iframe').length >= 2, null, { timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelectorAll('.output_area iframe').length >= 2);
       // The first output's iframe (the heatmap), once its srcdoc document has the element.
       const frame = await (await page.locator('.output_area iframe').first().elementHandle()).contentFrame();
-      await frame.waitForFunction(() => document.querySelector('attn-heatmap'), null, { timeout: 30_000 });
+      await frame.waitForFunction(() => document.querySelector('attn-heatmap'));
       const figure = await frame.evaluate(async () => {
         const el = document.querySelector('attn-heatmap');
         await customElements.whenDefined('attn-heatmap');
@@ -153,6 +162,7 @@ NotebookNotary(db_file=${JSON.stringify(db)}).sign(nb)`], { cwd: dir });
       assert.equal(figure.query, 2);
       assert.deepEqual(figure.weights, Array.from(Float32Array.from(data.attention[1][2].flat())));
       assert.deepEqual(browser.offHost, [], 'nothing left 127.0.0.1');
+      assert.deepEqual(ours, [], 'the outputs\' console errors, page errors and failed requests');
       await page.close();
     } finally {
       server.kill();

@@ -7,7 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -48,6 +48,7 @@ describe('a static site post: one tag, a CLI-made fallback, attnlens serve', () 
     });
     browser = await startBrowser();
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     server?.kill();

@@ -3,11 +3,15 @@
 // console must stay clean.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import assert from 'node:assert/strict';
 import path from 'node:path';
 
 import { chromium } from 'playwright-core';
 
 import { STRICT_CSP, serve } from '../../scripts/serve.mjs';
+
+/** How long a Playwright wait may hang before it fails: generous, as tests run on loaded machines. */
+export const HANG_GUARD_MS = 600_000;
 
 const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -25,6 +29,8 @@ export async function startBrowser({ serveOptions = {}, colorScheme = 'light', v
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: CHROMIUM_ARGS, colorScheme, viewport: viewport ?? { width: 1000, height: 800 }, ...contextOptions,
   });
+  // Waits end on the event they wait for; this is only a hang guard, never a speed limit.
+  context.setDefaultTimeout(HANG_GUARD_MS);
   const offHost = [];
   await context.route('**/*', (route) => {
     const url = new URL(route.request().url());
@@ -32,6 +38,7 @@ export async function startBrowser({ serveOptions = {}, colorScheme = 'light', v
     offHost.push(url.href);
     return route.abort();
   });
+  const pages = [];
   return {
     url: server.url,
     context,
@@ -39,6 +46,7 @@ export async function startBrowser({ serveOptions = {}, colorScheme = 'light', v
     /** A page that records console errors, failed requests and page errors in `page.problems`. */
     async newPage() {
       const page = await context.newPage();
+      pages.push(page);
       page.problems = [];
       page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') page.problems.push(`console ${m.type()}: ${m.text()}`); });
       page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
@@ -66,10 +74,50 @@ export async function startBrowser({ serveOptions = {}, colorScheme = 'light', v
       await page.goto(`${server.url}/__fixture__/${name}.html`);
       return page;
     },
+    /**
+     * For afterEach: fails the test that just ran if any page of this browser recorded a problem
+     * (or a request left 127.0.0.1), then forgets them, so that the next test starts clean and a
+     * problem fails only the test that caused it. Expected problems are taken out by
+     * expectProblems() where they are provoked.
+     */
+    assertNoProblems() {
+      const problems = pages.flatMap((p) => p.problems.splice(0));
+      const off = offHost.splice(0);
+      assert.deepEqual(problems, [], 'console errors, page errors or failed requests');
+      assert.deepEqual(off, [], 'requests that left 127.0.0.1');
+    },
     async close() {
       await context.close();
       await server.close();
       await rm(userDataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs `fn` (which provokes errors on purpose) and asserts that exactly the problems matching
+ * `patterns` appeared on `page` meanwhile, one problem per pattern; removes those and fails on
+ * any other. Returns what `fn` returned.
+ */
+export async function expectProblems(page, patterns, fn) {
+  const start = page.problems.length;
+  const result = await fn();
+  // One more round trip: the browser sends console and error events before this reply.
+  await page.evaluate(() => 0);
+  const fresh = page.problems.splice(start), left = [...fresh];
+  for (const pattern of patterns) {
+    const at = left.findIndex((p) => pattern.test(p));
+    assert.ok(at >= 0, `expected a problem matching ${pattern}; got ${JSON.stringify(fresh)}`);
+    left.splice(at, 1);
+  }
+  assert.deepEqual(left, [], 'unexpected console errors, page errors or failed requests');
+  return result;
+}
+
+/**
+ * What a test needs from the machine that scripts/setup.sh or scripts/build.sh provides: missing,
+ * the test fails with a message saying so (never a silent skip).
+ */
+export function requireDependency(name, present, how) {
+  if (!present) throw new Error(`${name} is missing (${how}): this test cannot run without it`);
 }

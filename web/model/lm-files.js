@@ -122,7 +122,11 @@ export async function isModelFolder(source) {
   if (!url.pathname.endsWith('/') || !/^https?:$/.test(url.protocol)) return false;
   if (globalThis.location?.origin && url.origin !== globalThis.location.origin) return false;
   try {
-    return (await fetch(new URL('config.json', url), { method: 'HEAD' })).ok;
+    const response = await fetch(new URL('config.json', url), { method: 'HEAD' });
+    // Read the (empty) body: a response left unread is cancelled later, a failed request in the
+    // browser's network log.
+    await response.arrayBuffer();
+    return response.ok;
   } catch {
     return false;
   }

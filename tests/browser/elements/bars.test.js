@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import {
-  SENTENCE, assertClean, assertClose, changes, parseSVG, recordChanges, ref, referenceRow, setData, vectors,
+  SENTENCE, assertClean, assertClose, changes, exportPNG, parseSVG, pixel, recordChanges, ref, referenceRow, setData, vectors,
 } from './helpers.js';
 
 // What the bars show: every key's weight (data-weight) and the bar's length (its scaleX).
@@ -41,6 +41,7 @@ describe('<attn-bars>', () => {
     assert.equal(await setData(page, 'bars', data.json), true);
     await recordChanges(page, 'bars');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('draws one bar per token for the query given by its text, with the engine\'s weights', async () => {
@@ -146,11 +147,27 @@ describe('<attn-bars>', () => {
     const parsed = await parseSVG(page, svg);
     assert.equal(parsed.ok, true, parsed.error);
     for (const t of SENTENCE) assert.ok(parsed.texts.includes(t), `token ${t} in the SVG`);
-    const png = await page.evaluate(async () => {
-      const blob = await document.getElementById('bars').toPNG({ pixelRatio: 1 });
-      return { type: blob.type, head: [...new Uint8Array(await blob.slice(0, 4).arrayBuffer())] };
+    // The PNG, decoded: each bar, measured in pixels along its middle (accent-coloured pixels up
+    // to the track's low colour), is as long as its weight: one pixel of antialiasing at the end.
+    const ratio = 2, { png } = await exportPNG(page, 'bars', { ratio });
+    const [, w] = svg.match(/<svg [^>]*width="([\d.]+)"/).map(Number);
+    assert.equal(png.width, Math.round(w * ratio));
+    const weights = (await drawn(page)).weights;
+    const bars = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="(#[0-9a-f]{6})"\/><rect x="[\d.]+" y="[\d.]+" width="[\d.]+" height="[\d.]+" fill="(#[0-9a-f]{6})" data-weight=/g)];
+    assert.equal(bars.length, SENTENCE.length, 'a track and a bar per key');
+    const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    const near = (p, c) => Math.max(...p.map((v, i) => Math.abs(v - c[i])));
+    bars.forEach((m, j) => {
+      const [x, y, track, h] = m.slice(1, 5).map(Number), low = rgb(m[5]), accent = rgb(m[6]);
+      const py = Math.floor((y + h / 2) * ratio), x0 = Math.round(x * ratio), x1 = Math.round((x + track) * ratio);
+      let length = 0;
+      for (let px = x0; px < x1; px++) {
+        const p = pixel(png, px, py);
+        length += near(p, accent) < near(p, low) ? 1 : 0;
+      }
+      const want = weights[j] * track * ratio;
+      assert.ok(Math.abs(length - want) <= 1, `bar ${j}: ${length} px drawn, weight ${weights[j]} → ${want.toFixed(2)} px`);
     });
-    assert.deepEqual(png, { type: 'image/png', head: [0x89, 0x50, 0x4e, 0x47] });
     // The toolbar's buttons download the same files.
     for (const kind of ['svg', 'png']) {
       const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#bars').locator(`button.export-${kind}`).click()]);
@@ -166,5 +183,50 @@ describe('<attn-bars>', () => {
     await page.locator('#bars').locator('button.scan').click();
     assert.equal(await page.evaluate(() => document.getElementById('bars').scanning), false);
     assertClean(page, browser);
+  });
+});
+
+describe('<attn-bars autoplay>', () => {
+  let browser;
+  const data = vectors(SENTENCE, { dK: 4, seed: 7, spread: 1.5 });
+  before(async () => { browser = await startBrowser(); });
+  afterEach(() => browser?.assertNoProblems());
+  after(async () => { await browser?.close(); });
+
+  // A page with one autoplaying figure, `reducedMotion` emulated before the figure is made.
+  async function autoplaying(reducedMotion) {
+    const page = await browser.fixture('');
+    await page.emulateMedia({ reducedMotion });
+    const state = await page.evaluate(async (json) => {
+      await customElements.whenDefined('attn-bars');
+      const el = document.createElement('attn-bars');
+      el.id = 'bars';
+      el.setAttribute('autoplay', '');
+      el.append(Object.assign(document.createElement('script'), { type: 'application/json', textContent: JSON.stringify(json) }));
+      document.body.append(el);
+      const ok = await el.updateComplete;
+      await null;  // the figure starts scanning in its own updateComplete callback, queued before ours
+      return { ok, scanning: el.scanning, query: el.query, pressed: el.shadowRoot.querySelector('button.scan').getAttribute('aria-pressed') };
+    }, data.json);
+    return { page, state };
+  }
+
+  it('scans the query across the tokens on its own once drawn', async () => {
+    const { page, state } = await autoplaying('no-preference');
+    assert.deepEqual(state, { ok: true, scanning: true, query: 0, pressed: 'true' });
+    // The timer moves the query: wait for two moves (no clock limit: the per-test hang guard).
+    await page.waitForFunction(() => document.getElementById('bars').query === 2);
+    await page.evaluate(() => document.getElementById('bars').stop());
+    assert.equal(await page.evaluate(() => document.getElementById('bars').scanning), false);
+  });
+
+  it('does not start when the reader prefers reduced motion; Scan then steps once', async () => {
+    const { page, state } = await autoplaying('reduce');
+    assert.deepEqual(state, { ok: true, scanning: false, query: 0, pressed: 'false' });
+    // Longer than two periods of the scan timer (1.1 s): nothing moved by itself.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.deepEqual(await page.evaluate(() => [document.getElementById('bars').query, document.getElementById('bars').scanning]), [0, false]);
+    await page.locator('#bars').locator('button.scan').click();
+    assert.deepEqual(await page.evaluate(() => [document.getElementById('bars').query, document.getElementById('bars').scanning]), [1, false]);
   });
 });

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -64,6 +64,7 @@ describe('attnlens render = the element in Chromium', () => {
     single = await browser.fixture('<main></main>', { modules: ['/dist/attnlens-single.js'], name: 'single' });
     dir = await mkdtemp(path.join(tmpdir(), 'attnlens-cli-browser-'));
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (dir) await rm(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 // color-scale: the drawn colours (canvas pixels, SVG fills) against an independent float64
 // mapping of the float64 reference weights, for every scale, on the figures that colour weights.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClose, readHeatmap, ref, setData, vectors } from './helpers.js';
@@ -53,6 +53,7 @@ describe('color-scale', () => {
     page = await browser.fixture('<attn-heatmap id="map"></attn-heatmap><attn-heatmap id="bad"></attn-heatmap>');
     assert.equal(await setData(page, 'map', data.json), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const kind of ['linear', 'sqrt', 'log', 'row', 'max']) {

@@ -3,7 +3,7 @@
 // A − B computed in the test; two heads, two sentences, a model on two texts; the crosshair,
 // keyboard and touch; the error for different tokens; SVG data.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClean, assertClose, ref, setData } from './helpers.js';
@@ -71,6 +71,7 @@ describe('<attn-compare>', () => {
       return document.getElementById(id).updateComplete;
     }, id), true, id);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('two heads of one run: A, B and A − B drawn as the reference, the legend spans ±max|A − B|', async () => {

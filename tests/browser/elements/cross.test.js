@@ -2,7 +2,7 @@
 // heads, from precomputed weights (a translation's alignment, as in Bahdanau et al. 2015),
 // vectors (Q with nQ rows, K/V with nK rows) and projections (X, X_KV), against float64.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { assertClean, assertClose, nested, parseSVG, readHeatmap, ref, setData } from './helpers.js';
@@ -36,6 +36,7 @@ describe('cross-attention: queryTokens × keyTokens', () => {
     const data = { queryTokens: FRENCH, keyTokens: ENGLISH, attention: weights };
     for (const id of ['map', 'bars']) assert.equal(await setData(page, id, data), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('a translation\'s alignment draws as an nQ×nK heatmap with the given weights, rows French, columns English', async () => {

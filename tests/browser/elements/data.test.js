@@ -1,8 +1,8 @@
 // Where figures get their data from, and what they do with bad or hostile data.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
-import { startBrowser } from '../support.js';
+import { requireDependency, startBrowser } from '../support.js';
 import { assertClean, assertClose, parseSVG, ref, setData, vectors } from './helpers.js';
 
 const TOKENS = ['a', 'b', 'c'];
@@ -21,6 +21,7 @@ const weightsOf = (page, id) => page.evaluate(async (id) => {
 describe('figure data sources', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('reads attributes, a child JSON script, a shared #id script and a same-site src', async () => {
@@ -51,40 +52,30 @@ describe('figure data sources', () => {
     assertClean(page, browser);
   });
 
-  it('model="use-lite" text="…" shows the model add-on\'s attention (or says it is missing)', async () => {
+  it('model="use-lite" text="…" shows the model add-on\'s attention, as lens.loadModel() gives it', async () => {
     const text = 'The cat sat on the mat.';
     const page = await browser.fixture(`<attn-heads id="m" model="use-lite" text="${text}"></attn-heads>`);
     const r = await weightsOf(page, 'm');
     const direct = await page.evaluate(async (text) => {
       const lens = await (await import('/attnlens.js')).init();
-      if (typeof lens.loadModel !== 'function') return { missing: true };
       try {
         const run = (await lens.loadModel()).run(text);
         return { tokens: run.tokens, layers: run.layers.map((l) => ({ heads: l.heads, attention: Array.from(l.attention) })) };
       } catch (error) {
-        return { failed: error.message };
+        return { failed: `${error.name}: ${error.message}` };
       }
     }, text);
-    if (direct.missing) {
-      assert.equal(r.ok, false);
-      assert.match(r.error, /model add-on/);
-    } else if (direct.failed) {
-      // The add-on itself failed to load here: the figure must show that as a readable error.
-      assert.equal(r.ok, false);
-      assert.ok(r.error.length > 0);
-      page.problems.length = 0;
-    } else {
-      assert.equal(r.ok, true, r.error);
-      assert.deepEqual(r.tokens, direct.tokens.map((t) => (t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
-      const shape = await page.evaluate(() => { const el = document.getElementById('m'); return [el.layers, el.heads]; });
-      assert.deepEqual(shape, [direct.layers.length, direct.layers[0].heads]);
-      const n = direct.tokens.length;
-      assertClose(r.weights, direct.layers[0].attention.slice(0, n * n), 0, 'layer 1, head 1');
-      await page.evaluate(async () => { const el = document.getElementById('m'); el.layer = 1; el.head = 2; await el.updateComplete; });
-      const chosen = await weightsOf(page, 'm');
-      assertClose(chosen.weights, direct.layers[1].attention.slice(2 * n * n, 3 * n * n), 0, 'layer 2, head 3');
-    }
-    assertClean(page, browser);
+    // scripts/build.sh builds the add-on and its USE-lite weights (web/dist/use-lite.bin).
+    requireDependency('the model add-on (USE-lite)', !direct.failed, `scripts/build.sh builds it; lens.loadModel() threw ${direct.failed}`);
+    assert.equal(r.ok, true, r.error);
+    assert.deepEqual(r.tokens, direct.tokens.map((t) => (t.length > 1 && t.startsWith('▁') ? t.slice(1) : t)));
+    const shape = await page.evaluate(() => { const el = document.getElementById('m'); return [el.layers, el.heads]; });
+    assert.deepEqual(shape, [direct.layers.length, direct.layers[0].heads]);
+    const n = direct.tokens.length;
+    assertClose(r.weights, direct.layers[0].attention.slice(0, n * n), 0, 'layer 1, head 1');
+    await page.evaluate(async () => { const el = document.getElementById('m'); el.layer = 1; el.head = 2; await el.updateComplete; });
+    const chosen = await weightsOf(page, 'm');
+    assertClose(chosen.weights, direct.layers[1].attention.slice(2 * n * n, 3 * n * n), 0, 'layer 2, head 3');
   });
 
   it('precomputed weights: temperature re-weights w^(1/T), masks renormalise', async () => {
@@ -122,6 +113,7 @@ describe('bad and hostile data', () => {
         el.addEventListener('error', (e) => window.__errors.push(`${el.id}: ${e.detail.message}`));
     });
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   const cases = [

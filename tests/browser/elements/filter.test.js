@@ -1,7 +1,7 @@
 // Hiding tokens (`hide`, `renormalize`) in every figure: what is drawn equals the float64
 // reference with the hidden rows and columns removed, renormalised here in the test when asked.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { assertClean, assertClose, changes, readHeatmap, recordChanges, ref, setData, vectors } from './helpers.js';
@@ -36,6 +36,7 @@ describe('hiding tokens', () => {
     for (const id of ['map', 'bars', 'lines', 'heads']) assert.equal(await setData(page, id, data.json), true, id);
     await recordChanges(page, 'map');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('heatmap: hidden rows and columns are gone; the rest keep their weights (rows sum to < 1), and it says so', async () => {

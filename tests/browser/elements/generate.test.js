@@ -2,10 +2,13 @@
 // heatmap) equals what lm.run and lm.generate return when called in the same page with the same
 // options; playback, stepping by buttons and keys, sampling options, themes, 360 px and export.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
-import { startBrowser } from '../support.js';
-import { assertClean, assertClose, changes, parseSVG, readHeatmap, recordChanges } from './helpers.js';
+import { expectProblems, startBrowser } from '../support.js';
+import { assertClean, assertClose, changes, parseSVG, readHeatmap, readPNG, recordChanges } from './helpers.js';
+
+// One 8-bit colour step on the light or dark ramp, with margin: how exactly a drawn pixel reads back.
+const PIXEL = 1.5 / 255 / 0.7;
 
 const PROMPT = 'Lily had a red ball. She';
 
@@ -61,6 +64,7 @@ describe('<attn-generate>', () => {
     want = await engine(page, PROMPT, { steps: 12, temperature: 0 });
     await recordChanges(page, 'g');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('generates what lm.generate returns and starts at the prompt', async () => {
@@ -178,12 +182,12 @@ describe('<attn-generate>', () => {
     await page.waitForTimeout(700);
     assert.equal((await drawn(page)).current, paused.current, 'paused means no more steps');
     await page.locator('#g').locator('button.play').click();
-    await page.waitForFunction(() => !document.getElementById('g').playing, null, { timeout: 15000 });
+    await page.waitForFunction(() => !document.getElementById('g').playing);
     assert.equal((await drawn(page)).current, 11);
     assert.match(await page.locator('#g').locator('button.play').getAttribute('aria-label'), /Play/);
   });
 
-  it('exports SVG with the text as text, and PNG', async () => {
+  it('exports SVG with the text as text, and PNG', async (t) => {
     await setCurrent(page, 4);
     const svg = await page.evaluate(() => document.getElementById('g').toSVG());
     const parsed = await parseSVG(page, svg);
@@ -191,15 +195,24 @@ describe('<attn-generate>', () => {
     assert.equal(parsed.scripts, 0);
     assert.ok(parsed.texts.some((t) => t.includes('Lily')));
     assert.match(parsed.title, /stories260K/);
-    const png = await page.evaluate(async () => { const b = await document.getElementById('g').toPNG(); return { type: b.type, size: b.size }; });
-    assert.equal(png.type, 'image/png');
-    assert.ok(png.size > 1000);
+    // The PNG, decoded: its size is the SVG's at pixel ratio 2, and the tint behind each token
+    // (read below the glyphs) is the colour of the weight step 5 gave that token.
+    const png = await readPNG(page, 'g', { at: 'bottom' });
+    assert.deepEqual([png.width, png.height], [Math.round(png.svgWidth * 2), Math.round(png.svgHeight * 2)]);
+    const looked = row(want.steps[4], 0, 'mean', 8);
+    assert.equal(png.cells.length, looked.length, 'one tint per token read');
+    t.diagnostic(`PNG tints: largest |pixel − weight| ${Math.max(...png.cells.map((c, j) => Math.abs(c.value - looked[j]))).toExponential(2)} (tolerance ${PIXEL.toExponential(2)})`);
+    png.cells.forEach((c, j) => {
+      assert.ok(Math.abs(c.weight - looked[j]) <= 0.005, `token ${j}: data-weight ${c.weight} (2 decimals), weight ${looked[j]}`);
+      assert.ok(c.off <= 3 && Math.abs(c.value - looked[j]) <= PIXEL, `token ${j}: pixel reads ${c.value} (off the ramp by ${c.off}), weight ${looked[j]}`);
+    });
   });
 });
 
 describe('<attn-generate> options, errors, themes and small screens', () => {
   let browser;
   before(async () => { browser = await startBrowser({ colorScheme: 'dark', viewport: { width: 360, height: 800 } }); });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('seeded sampling: the same seed writes what lm.generate writes, another seed something else', async () => {
@@ -218,7 +231,7 @@ describe('<attn-generate> options, errors, themes and small screens', () => {
     assertClean(page, browser);
   });
 
-  it('dark theme at 360 px: nothing overflows, the heatmap draws in the dark colours', async () => {
+  it('dark theme at 360 px: nothing overflows, the heatmap draws in the dark colours', async (t) => {
     const page = await browser.fixture('<attn-generate id="g" prompt="The cat" steps="16" temperature="0"></attn-generate>');
     assert.equal(await ready(page), true);
     await setCurrent(page, 15);
@@ -231,11 +244,30 @@ describe('<attn-generate> options, errors, themes and small screens', () => {
     assert.ok(box.scroll <= box.width + 1, `content ${box.scroll} px in ${box.width} px`);
     assert.ok(box.page <= 360, `page ${box.page} px wide`);
     const { n, values } = await readHeatmap(page, 'g');
-    // Below the diagonal every cell reads back as a weight; each row adds up to about 1.
+    // Every row of the matrix drawn is a softmax row (the mean of 8 heads' rows, nothing hidden):
+    // it adds up to 1 to float32 rounding; below the diagonal each cell reads back as its weight.
+    const rows = await page.evaluate(() => {
+      const g = document.getElementById('g').generation, run = document.getElementById('g').promptRun, P = run.ids.length;
+      // a: [8 heads][rows][len]; row i of each head starts at (h·rows + i)·len.
+      const mean = (a, rows, len, i, at) => Array.from({ length: i + 1 }, (_, j) => {
+        let s = 0;
+        for (let h = 0; h < 8; h++) s += a[(h * rows + at) * len + j];
+        return s / 8;
+      });
+      return [...Array.from({ length: P - 1 }, (_, i) => mean(run.layers[0].attention, P, P, i, i)),
+        ...g.steps.map((s) => mean(s.attention[0], 1, s.position + 1, s.position, 0))];
+    });
+    assert.equal(rows.length, n);
+    let worst = 0;
+    for (let i = 0; i < n; i++) for (let j = 0; j <= i; j++) worst = Math.max(worst, Math.abs(values[i * n + j] - rows[i][j]));
+    t.diagnostic(`heatmap: largest |pixel − weight| ${worst.toExponential(2)} (tolerance ${PIXEL.toExponential(2)}); largest |row sum − 1| ${Math.max(...rows.map((r) => Math.abs(r.reduce((a, b) => a + b, 0) - 1))).toExponential(2)}`);
     for (let i = 0; i < n; i++) {
-      let sum = 0;
-      for (let j = 0; j <= i; j++) { assert.notEqual(values[i * n + j], null); sum += values[i * n + j]; }
-      assert.ok(Math.abs(sum - 1) < 0.03 * (i + 1), `row ${i} sums to ${sum}`);
+      const sum = rows[i].reduce((a, b) => a + b, 0);
+      assert.ok(Math.abs(sum - 1) < 1e-5, `row ${i} of the weights sums to ${sum}`);
+      for (let j = 0; j <= i; j++) {
+        const got = values[i * n + j];
+        assert.ok(got !== null && Math.abs(got - rows[i][j]) <= PIXEL, `(${i}, ${j}): drawn ${got}, weight ${rows[i][j]}`);
+      }
     }
     assertClean(page, browser);
   });
@@ -260,31 +292,124 @@ describe('<attn-generate> options, errors, themes and small screens', () => {
     assert.match(result.thrown, /^RangeError: top-p must be a number in \(0, 1\]/);
     assert.equal(result.ok, true);
     assert.equal(result.ids, 3);
-    page.problems = page.problems.filter((p) => !/steps|top-p/.test(p));
-    assertClean(page, browser);
+    // Error states and a thrown RangeError, not console errors: afterEach checks the console.
   });
 
   it('autoplay writes on its own, unless the reader prefers reduced motion', async () => {
     const page = await browser.fixture('<attn-generate id="g" prompt="Tom" steps="3" temperature="0" autoplay></attn-generate>');
     await ready(page);
-    await page.waitForFunction(() => document.getElementById('g').current === 2, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.getElementById('g').current === 2);
     await page.emulateMedia({ reducedMotion: 'reduce' });
     const still = await page.evaluate(async () => {
       const el = document.createElement('attn-generate');
       for (const [k, v] of Object.entries({ id: 'still', prompt: 'Tom', steps: '3', temperature: '0', autoplay: '' })) el.setAttribute(k, v);
+      // Autoplay would start right after the generate event: read the state then, and later.
+      const atGenerate = new Promise((resolve) => el.addEventListener('generate', () => queueMicrotask(() => resolve(el.playing))));
       document.body.append(el);
       await el.updateComplete;
-      await new Promise((r) => setTimeout(r, 1200));
-      return el.current;
+      const playing = await atGenerate;
+      await new Promise((r) => setTimeout(r, 1200));  // over two timer periods (450 ms): nothing moved
+      return { playing, current: el.current };
     });
-    assert.equal(still, -1);
-    assertClean(page, browser);
+    assert.deepEqual(still, { playing: false, current: -1 });
+  });
+});
+
+describe('<attn-generate> API: languageModel, the generate event, play/pause/step methods', () => {
+  let browser, page;
+  before(async () => {
+    browser = await startBrowser();
+    // model names nothing loadable: only a languageModel given as an object can make it write.
+    page = await browser.fixture('<attn-generate id="g" model="no-such-model" prompt="Tom" steps="5" temperature="0"></attn-generate>');
+  });
+  afterEach(() => browser?.assertNoProblems());
+  after(async () => { await browser?.close(); });
+
+  it('languageModel: an lm object is used instead of model; the generate event carries its result', async () => {
+    // First the figure tries model="no-such-model": a 404 (and Chromium's console line for it), and
+    // an error state naming the file.
+    const first = await expectProblems(page, [/^HTTP 404: .*\/no-such-model$/, /^console error: Failed to load resource: .*404/], () => page.evaluate(async () => {
+      await customElements.whenDefined('attn-generate');
+      const el = document.getElementById('g');
+      return { ok: await el.updateComplete, error: el.error };
+    }));
+    assert.equal(first.ok, false);
+    assert.match(first.error, /cannot fetch the model file .*no-such-model: HTTP 404/);
+    const r = await page.evaluate(async () => {
+      const el = document.getElementById('g');
+      let refused = null;
+      try { el.languageModel = { run() {} }; } catch (e) { refused = `${e.name}: ${e.message}`; }
+      const { init } = await import('/attnlens.js');
+      const lm = await (await init()).loadModel('stories260K');
+      // The same model seen through a proxy that records the figure's calls of run and generate.
+      const calls = [];
+      const own = new Proxy(lm, {
+        get(target, key) {
+          const value = target[key];
+          if (typeof value !== 'function') return value;
+          return (...args) => { if (key === 'run' || key === 'generate') calls.push(key); return value.apply(target, args); };
+        },
+      });
+      const events = [];
+      el.addEventListener('generate', (e) => events.push(e.detail));
+      el.languageModel = own;
+      const ok = await el.updateComplete;
+      const direct = lm.generate('Tom', { steps: 5, temperature: 0 });
+      return {
+        refused, ok, error: el.error, same: el.languageModel === own, calls, events: events.length,
+        detailIsShown: events[0]?.generation === el.generation && events[0]?.run === el.promptRun,
+        ids: [...el.generation.ids], want: [...direct.ids], text: el.generation.text, wantText: direct.text,
+        promptIds: [...el.promptRun.ids], wantPrompt: [...lm.run('Tom').ids],
+      };
+    });
+    assert.match(r.refused, /^TypeError: languageModel must be a language model/);
+    assert.equal(r.ok, true, r.error);
+    assert.equal(r.same, true);
+    assert.deepEqual(r.calls, ['run', 'generate']);
+    assert.equal(r.events, 1, 'one generate event per generation');
+    assert.equal(r.detailIsShown, true, 'detail: { generation, run } is what the figure shows');
+    assert.deepEqual([r.ids, r.text, r.promptIds], [r.want, r.wantText, r.wantPrompt]);
+    assert.equal(r.ids.length, 5);
+  });
+
+  it('stepForward(), stepBack(), play() and pause() move through the steps; change events say user: false', async () => {
+    const r = await page.evaluate(async () => {
+      const el = document.getElementById('g'), log = [];
+      el.addEventListener('change', (e) => log.push([e.detail.name, e.detail.value, e.detail.user]));
+      el.current = -1;
+      const seen = [];
+      el.stepForward(); seen.push(el.current);
+      el.stepForward(); seen.push(el.current);
+      el.stepBack(); seen.push(el.current);
+      el.stepBack(); el.stepBack(); seen.push(el.current);  // stops at the prompt
+      el.current = 4;
+      el.stepForward(); seen.push(el.current);              // stops at the last step
+      return { seen, log };
+    });
+    assert.deepEqual(r.seen, [0, 1, 0, -1, 4]);
+    assert.deepEqual(r.log, [['current', 0, false], ['current', 1, false], ['current', 0, false], ['current', -1, false], ['current', 4, false]]);
+    // play() from the end starts over at the prompt and plays to the end, then stops by itself.
+    const started = await page.evaluate(() => {
+      const el = document.getElementById('g');
+      el.play();
+      return { playing: el.playing, current: el.current, pressed: el.shadowRoot.querySelector('button.play').getAttribute('aria-pressed') };
+    });
+    assert.deepEqual(started, { playing: true, current: -1, pressed: 'true' });
+    await page.waitForFunction(() => document.getElementById('g').current >= 1);
+    const paused = await page.evaluate(() => { const el = document.getElementById('g'); el.pause(); return { playing: el.playing, current: el.current }; });
+    assert.equal(paused.playing, false);
+    await page.waitForTimeout(1000);  // over two timer periods (450 ms): paused means no more steps
+    assert.equal(await page.evaluate(() => document.getElementById('g').current), paused.current);
+    await page.evaluate(() => document.getElementById('g').play());
+    await page.waitForFunction(() => !document.getElementById('g').playing);
+    assert.equal(await page.evaluate(() => document.getElementById('g').current), 4);
   });
 });
 
 describe('model="stories260K" in the other figures', () => {
   let browser;
   before(async () => { browser = await startBrowser(); });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('the heatmap and the bars show its causal attention, with readable piece labels', async () => {

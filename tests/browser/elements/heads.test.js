@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClean, assertClose, changes, nested, parseSVG, recordChanges, ref, setData } from './helpers.js';
@@ -29,6 +29,7 @@ describe('<attn-heads>', () => {
     assert.equal(await setData(page, 'linked', json), true);
     await recordChanges(page, 'heads');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('shows one small heatmap per head, computed by the engine\'s multi-head attention', async () => {

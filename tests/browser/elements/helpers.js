@@ -2,6 +2,8 @@
 // and page-side helpers that read back what a figure drew.
 import assert from 'node:assert/strict';
 
+import { PNG } from 'pngjs';
+
 import * as ref from '../../js/reference.js';
 
 export { ref };
@@ -94,6 +96,63 @@ export function readHeatmap(page, id) {
       }
     return { n, nQ, nK, values, cells };
   }, id);
+}
+
+/**
+ * Figure `id`'s toSVG() and toPNG({ pixelRatio: ratio }), the PNG decoded here with pngjs:
+ * { svg (the string), png ({ width, height, data: RGBA bytes }) }.
+ */
+export async function exportPNG(page, id, { ratio = 2 } = {}) {
+  const r = await page.evaluate(async ([id, ratio]) => {
+    const el = document.getElementById(id);
+    const blob = await el.toPNG({ pixelRatio: ratio });
+    const bytes = new Uint8Array(await blob.arrayBuffer());
+    let binary = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return { type: blob.type, base64: btoa(binary), svg: el.toSVG() };
+  }, [id, ratio]);
+  assert.equal(r.type, 'image/png');
+  return { svg: r.svg, png: PNG.sync.read(Buffer.from(r.base64, 'base64')) };
+}
+
+/** The RGB of pixel (x, y) of a decoded PNG. */
+export const pixel = (png, x, y) => [0, 1, 2].map((c) => png.data[(y * png.width + x) * 4 + c]);
+
+/**
+ * Exports figure `id` as PNG (exportPNG) and reads, for every <rect data-weight> of its SVG (the
+ * same drawing), one pixel inside it: at the rect's horizontal centre and `at` of its height
+ * (0.5: the middle; 'bottom': the last pixel row inside, below any text drawn on it). Each pixel
+ * is turned back into a position on the theme's low → high ramp (linear, from the element's
+ * --attn-low / --attn-high), independently of the figure's colour code; with `opacity`, into the
+ * opacity of the rect's own fill over --attn-bg (the lines' weight boxes); `left`: sample one SVG
+ * unit inside the rect's left edge instead of its centre (clear of a label drawn on it). Returns
+ * { width, height, svgWidth, svgHeight, cells: [{ weight, value, off }] } (off: how far in 8-bit
+ * units the pixel is from the ramp).
+ */
+export async function readPNG(page, id, { ratio = 2, at = 0.5, left = false, opacity = false } = {}) {
+  const { svg, png } = await exportPNG(page, id, { ratio });
+  const r = await page.evaluate(([id, text]) => {
+    const svg = new DOMParser().parseFromString(text, 'image/svg+xml').documentElement;
+    const style = getComputedStyle(document.getElementById(id));
+    return {
+      low: style.getPropertyValue('--attn-low').trim(), high: style.getPropertyValue('--attn-high').trim(),
+      bg: style.getPropertyValue('--attn-bg').trim(),
+      svgWidth: Number(svg.getAttribute('width')), svgHeight: Number(svg.getAttribute('height')), viewWidth: svg.viewBox.baseVal.width,
+      rects: [...svg.querySelectorAll('rect[data-weight]')].filter((e) => e.getAttribute('data-weight') !== 'masked')
+        .map((e) => [...['x', 'y', 'width', 'height', 'data-weight'].map((a) => Number(e.getAttribute(a))), e.getAttribute('fill')]),
+    };
+  }, [id, svg]);
+  const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  const k = png.width / r.viewWidth;  // PNG pixels per SVG user unit
+  const cells = r.rects.map(([x, y, w, h, weight, fill]) => {
+    const low = rgb(opacity ? r.bg : r.low), high = rgb(opacity ? fill : r.high), d = high.map((v, c) => v - low[c]);
+    const py = Math.floor((at === 'bottom' ? y + h - 1 : y + h * at) * k);
+    const p = pixel(png, Math.floor((left ? x + 1 : x + w / 2) * k), py);
+    const value = d.reduce((a, dc, c) => a + dc * (p[c] - low[c]), 0) / d.reduce((a, dc) => a + dc * dc, 0);
+    const off = Math.max(...p.map((v, c) => Math.abs(v - (low[c] + value * d[c]))));
+    return { weight, value, off };
+  });
+  return { width: png.width, height: png.height, svgWidth: r.svgWidth, svgHeight: r.svgHeight, cells };
 }
 
 /** Parses an SVG string in the page; returns { ok, texts, rects } or the parser's error. */

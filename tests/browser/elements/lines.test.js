@@ -2,10 +2,10 @@
 // lines) against the float64 reference; focus by keyboard, pointer and touch; several heads;
 // long inputs; small screens; bad attributes.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { SENTENCE, assertClean, assertClose, changes, recordChanges, ref, setData } from './helpers.js';
+import { SENTENCE, assertClean, assertClose, changes, readPNG, recordChanges, ref, setData } from './helpers.js';
 
 const n = SENTENCE.length, HEADS = 3, dK = 4;
 const q = ref.uniform(HEADS * n * dK, 21, -2, 2), k = ref.uniform(HEADS * n * dK, 22, -2, 2);
@@ -82,6 +82,7 @@ describe('<attn-lines>', () => {
     assert.equal(await setData(page, 'multi', DATA), true);
     await recordChanges(page, 'lines');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('without focus draws every line at or above the threshold, once into a cached layer', async () => {
@@ -223,8 +224,14 @@ describe('<attn-lines>', () => {
     for (const t of tricky.tokens) assert.ok(texts.includes(t), `token ${t}`);
     assert.equal(scripts, 0);
     assert.equal(lines.length, tricky.attention.flat().filter((w) => w >= THRESHOLD).length);
-    const png = await page.evaluate(async () => (await document.getElementById('big').toPNG()).type);
-    assert.equal(png, 'image/png');
+    // The PNG decoded, with token 1 focused: the box beside each key is as opaque as the weight
+    // token 1 gives it (the head's colour over the background).
+    await page.evaluate(async () => { const el = document.getElementById('big'); el.query = 0; await el.updateComplete; });
+    const png = await readPNG(page, 'big', { opacity: true, left: true });
+    assert.deepEqual([png.width, png.height], [Math.round(png.svgWidth * 2), Math.round(png.svgHeight * 2)]);
+    assertClose(png.cells.map((c) => c.weight), tricky.attention[0], 1e-6, 'the boxes\' data-weight');
+    assertClose(png.cells.map((c) => c.value), tricky.attention[0], 1.5 / 255 / 0.5, 'the boxes\' opacity in the PNG');
+    await page.evaluate(async () => { const el = document.getElementById('big'); el.query = -1; await el.updateComplete; });
     assertClean(page, browser);
   });
 
@@ -337,6 +344,7 @@ describe('<attn-lines> on a 360 px touch screen', () => {
     const long = [...SENTENCE.slice(0, -1), 'Supercalifragilisticexpialidocious'];
     assert.equal(await setData(page, 'lines', { ...DATA, tokens: long }), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('fits the screen; long tokens are cut with an ellipsis; a tap focuses a token', async () => {

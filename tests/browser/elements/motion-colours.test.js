@@ -3,7 +3,7 @@
 // keeps selection, the pinned row, bar lengths and focus visible; and Tab alone reaches every
 // control of every figure, each with a visible focus ring.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { FIGURES_BODY, FIGURES_DATA, ONE } from '../engine-pages.js';
 import { startBrowser } from '../support.js';
@@ -11,7 +11,7 @@ import { tabWalk } from '../tab-walk.js';
 import { assertClean, assertClose, readHeatmap, ref } from './helpers.js';
 
 const IDS = [...FIGURES_BODY.matchAll(/<attn-[a-z]+ id="([^"]+)"/g)].map((m) => m[1]).filter((id) => id !== 'broken');
-const SCAN_MS = 1100, STEP_MS = 450;  // attn-bars and attn-generate's timer periods
+const SCAN_MS = 1100;  // attn-bars' timer period
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function figures(browser) {
@@ -39,6 +39,7 @@ describe('reader settings: reduced motion, forced colours, keyboard alone', () =
     browser = await startBrowser({ viewport: { width: 1000, height: 900 } });
     page = await figures(browser);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('without reduced motion, Scan and Play animate on their own (the control case)', async () => {
@@ -47,8 +48,8 @@ describe('reader settings: reduced motion, forced colours, keyboard alone', () =
     const start = await motion(page);
     await press(page, 'bars', 'button.scan');
     await press(page, 'generate', 'button.play');
-    await page.waitForFunction((q) => document.getElementById('bars').query !== q, start.query, { timeout: 10 * SCAN_MS });
-    await page.waitForFunction(() => document.getElementById('generate').current >= 1, null, { timeout: 20 * STEP_MS });
+    await page.waitForFunction((q) => document.getElementById('bars').query !== q, start.query);
+    await page.waitForFunction(() => document.getElementById('generate').current >= 1);
     const moving = await motion(page);
     assert.equal(moving.scanning, true);
     await page.evaluate(() => { document.getElementById('bars').stop(); document.getElementById('generate').pause(); });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { assertClean, assertClose, changes, parseSVG, recordChanges, ref, setData, vectors } from './helpers.js';
@@ -36,6 +36,7 @@ describe('<attn-pipeline>', () => {
     assert.equal(await setData(page, 'pipe', data.json), true);
     await recordChanges(page, 'pipe');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('shows the six steps as matrices of the right size, with the engine\'s numbers', async () => {
@@ -130,11 +131,10 @@ describe('<attn-pipeline>', () => {
   });
 
   it('precomputed weights are refused with a readable message', async () => {
+    // An error state, not a console error: afterEach checks the console stayed clean.
     const ok = await setData(page, 'pipe', { tokens: ['a', 'b'], attention: [[1, 0], [0.5, 0.5]] });
     assert.equal(ok, false);
     const message = await page.locator('#pipe').locator('[role="alert"]').textContent();
     assert.match(message, /needs vectors/);
-    page.problems.length = 0;  // the error state is expected here
-    assertClean(page, browser);
   });
 });

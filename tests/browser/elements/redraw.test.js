@@ -2,7 +2,7 @@
 // be dropped: updateComplete resolved, nothing was drawn, no event), and recomputing after a
 // temperature, scale or mask change reuses the figure's n²-sized arrays instead of allocating.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClean, assertClose, readHeatmap, ref, setData, vectors } from './helpers.js';
@@ -18,6 +18,7 @@ describe('figure redraws', () => {
     assert.equal(await setData(page, 'map', data.json), true);
     assert.equal(await setData(page, 'bars', data.json), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const id of ['map', 'bars']) {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { startBrowser } from '../support.js';
@@ -42,6 +42,7 @@ describe('a static page with no build step', () => {
     await writeFile(path.join(folder, 'index.html'), PAGE);
     browser = await startBrowser({ serveOptions: { root: folder, index: '/index.html' } });
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => {
     await browser?.close();
     if (folder) await rm(folder, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // pure function (web/elements/svg/*.js) run in Node on the same data and state with themeFor(),
 // including embedded PNGs (large heatmap, head thumbnails) and masks, in both themes.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { init } from '../../../web/attnlens.js';
 import { computeSteps, computeWeights, selectedMatrix } from '../../../web/elements/lib/compute.js';
@@ -30,6 +30,7 @@ describe('SVG export: browser bytes = Node bytes', () => {
       <attn-bars id="bars" query="2"></attn-bars>
       <attn-pipeline id="pipe" query="1" mask="causal"></attn-pipeline>`);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(() => browser?.close());
 
   const svgOf = (id, theme) => page.evaluate(async ([id, theme]) => {

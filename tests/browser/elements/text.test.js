@@ -4,10 +4,10 @@
 // ## joined, HTML shown literally); contrast ≥ 4.5:1 on every tint in light and dark; hover,
 // tap, focus and arrow keys; the readout; SVG/PNG/HTML export; 360 px; 4096 tokens.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
-import { SENTENCE, assertClean, assertClose, ref, setData, vectors } from './helpers.js';
+import { SENTENCE, assertClean, assertClose, readPNG, ref, setData, vectors } from './helpers.js';
 
 const TOLERANCE = 1.5 / 255 / 0.7;
 
@@ -61,6 +61,7 @@ describe('<attn-text>', () => {
       <attn-text id="pieces"></attn-text><attn-text id="big"></attn-text><attn-text id="model" model="use-lite" text="The cat sat on the mat." layer="1" head="mean"></attn-text>`);
     assert.equal(await setData(page, 't', data.json), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   for (const direction of ['to', 'from'])
@@ -167,8 +168,10 @@ describe('<attn-text>', () => {
       return fills.map((f) => { const px = hex(f); return d.reduce((a, dc, c) => a + dc * (px[c] - low[c]), 0) / d.reduce((a, dc) => a + dc * dc, 0); });
     }, fills.map((f) => f[1]));
     assertClose(got, screen.tokens.map((t) => t.t), TOLERANCE, 'SVG tints vs screen tints');
-    const png = await page.evaluate(async () => (await document.getElementById('t').toPNG()).size);
-    assert.ok(png > 1000);
+    // The PNG decoded: behind each token (below its glyphs) the tint of its weight, as on screen.
+    const png = await readPNG(page, 't', { at: 'bottom' });
+    assert.deepEqual([png.width, png.height], [Math.round(png.svgWidth * 2), Math.round(png.svgHeight * 2)]);
+    assertClose(png.cells.map((c) => c.value), screen.tokens.map((t) => t.t), TOLERANCE, 'PNG tints vs screen tints');
     const html = await page.evaluate(() => document.getElementById('t').toHTML());
     assert.ok(html.includes('<attn-text') && html.includes('color-scale="sqrt"') && html.includes('direction="from"'));
     const box = await page.evaluate(() => { const el = document.getElementById('t'); return { scroll: el.scrollWidth, width: el.clientWidth, page: document.documentElement.scrollWidth }; });

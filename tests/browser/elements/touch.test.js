@@ -1,6 +1,6 @@
 // Taps (touch pointer events) work like clicks on every figure.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { SENTENCE, assertClean, rowPoint, setData, setLongData, vectors } from './helpers.js';
@@ -14,6 +14,7 @@ describe('figures on a touch screen', () => {
     for (const id of ['bars', 'map']) assert.equal(await setData(page, id, data.json), true);
     assert.equal(await setData(page, 'heads', { tokens: ['a', 'b'], attention: [[[[1, 0], [0.5, 0.5]], [[0.5, 0.5], [0, 1]]]] }), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   const tapCentre = async (locator) => {

@@ -3,7 +3,7 @@
 // different tokens on each side, and bad attribute values said in the figure. What is drawn is
 // compared with float64 computations written here, not through the engine.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { assertClean, assertClose, headReduce, nested, readHeatmap, ref, rollout, setData } from './helpers.js';
@@ -41,6 +41,7 @@ describe('views a new user tries', () => {
       <attn-bars id="attr-cross" query-tokens="le chat" key-tokens='["the", "black", "cat"]' attention="[[0.7,0.2,0.1],[0.05,0.15,0.8]]" query="chat"></attn-bars>
       <attn-heatmap id="no-tokens" attention="[[1,0],[0.5,0.5]]"></attn-heatmap>`);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   const layers = 3, heads = 4, n = 7;
