@@ -1,10 +1,10 @@
 // Build step: bundles the engine API, every figure and the SIMD engine's wasm into one minified ES
 // module, web/dist/attnlens-single.js (package entry `attnlens/single`), with a source map, for
 // authors who can host only one file. The wasm is inlined gzip-compressed by zopfli (Debian's
-// `zopfli`, scripts/setup.sh; ~1.7 KB smaller than zlib's level 9), as base64, and inflated at
-// load with DecompressionStream (every browser that runs SIMD128 has it; so does Node): ~35.6 KB
-// gzipped instead of ~53 KB for the plain wasm's base64. Bundled by Rollup, minified by esbuild
-// (scripts/build-common.mjs). Skips the work when up to date.
+// `zopfli`, scripts/setup.sh; ~1.8 KB smaller than zlib's level 9), as base64, and inflated at
+// load with DecompressionStream (every browser that runs SIMD128 has it; so does Node): ~30 KB
+// of the file gzipped instead of ~44 KB for the plain wasm's base64. Bundled by Rollup, minified
+// by esbuild (scripts/build-common.mjs). Skips the work when up to date.
 //   node scripts/build-single.mjs
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
