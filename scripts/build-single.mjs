@@ -1,10 +1,12 @@
 // Build step: bundles the engine API, every figure and the SIMD engine's wasm into one minified ES
 // module, web/dist/attnlens-single.js (package entry `attnlens/single`), with a source map, for
-// authors who can host only one file. The wasm is inlined gzip-compressed, as base64, and
-// inflated at load with DecompressionStream (every browser that runs SIMD128 has it; so does
-// Node): ~37 KB gzipped instead of ~53 KB for the plain wasm's base64. Bundled by Rollup,
-// minified by esbuild (scripts/build-common.mjs). Skips the work when up to date.
+// authors who can host only one file. The wasm is inlined gzip-compressed by zopfli (Debian's
+// `zopfli`, scripts/setup.sh; ~1.8 KB smaller than zlib's level 9), as base64, and inflated at
+// load with DecompressionStream (every browser that runs SIMD128 has it; so does Node): ~30 KB
+// of the file gzipped instead of ~44 KB for the plain wasm's base64. Bundled by Rollup, minified
+// by esbuild (scripts/build-common.mjs). Skips the work when up to date.
 //   node scripts/build-single.mjs
+import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +21,16 @@ const wasm = path.join(dist, 'attnlens-simd.wasm');
 
 const inputs = [...sources(web), glue, wasm, ...sources(here), path.join(root, 'scripts/build-common.mjs'), fileURLToPath(import.meta.url)];
 if (upToDate([out, `${out}.map`], inputs)) process.exit(0);
+
+/** The wasm gzip-compressed by zopfli (a clear error when it is not installed). */
+function zopfliGzip(file) {
+  try {
+    return execFileSync('zopfli', ['--gzip', '-c', file], { maxBuffer: 1 << 26 });
+  } catch (error) {
+    if (error.code === 'ENOENT') throw new Error('build-single: zopfli is not installed (scripts/setup.sh installs it)');
+    throw error;
+  }
+}
 
 const VIRTUAL_WASM = '\0attnlens-simd-wasm-gzip-base64';
 const NO_MODEL = '\0attnlens-no-model';
@@ -35,7 +47,7 @@ const singleFile = relocate(null, {
   replace: (file) => STAND_INS[file] ?? null,
   load(id) {
     if (id === VIRTUAL_WASM)
-      return `export default ${JSON.stringify(gzipSync(readFileSync(wasm), { level: 9 }).toString('base64'))};`;
+      return `export default ${JSON.stringify(zopfliGzip(wasm).toString('base64'))};`;
     if (id === NO_MODEL)
       return 'export function loadModel() { return Promise.reject(new Error(' +
         '"the model add-on is not part of the single-file build of attnlens: use the package entry attnlens/model")); }';
@@ -44,7 +56,11 @@ const singleFile = relocate(null, {
 });
 const resolveVirtual = { name: 'attnlens-single-virtual', resolveId: (id) => (id === 'virtual:attnlens-simd-wasm' ? VIRTUAL_WASM : null) };
 // The glue's own wasm URL would make a bundler inline the wasm a second time; the bytes are
-// handed to it as wasmBinary instead, so the URL is never used.
+// handed to it as wasmBinary instead, so the URL is never used. The glue also publishes the
+// address of every `[[gnu::used]]` data symbol as `var X=Module["X"]=address`: those of
+// cpp/src/kernels/blocked.hpp's address_taken markers (there only to keep binaryen from inlining
+// the microkernels) are 38 mangled names, ~9 KB of text that no JavaScript reads.
+const KEEP_OUT_OF_LINE = /var (__ZN8attnlens7kernels13address_taken\w+)=Module\["\1"\]=\d+;/g;
 const glueWithoutUrl = {
   name: 'attnlens-single-glue',
   transform(code, id) {
@@ -52,7 +68,10 @@ const glueWithoutUrl = {
     const pattern = 'new URL("attnlens-simd.wasm",import.meta.url).toString()';
     if (code.split(pattern).length !== 2)
       throw new Error(`build-single: expected the Emscripten glue to contain ${pattern} once`);
-    return { code: code.replace(pattern, '"attnlens-simd.wasm"'), map: null };
+    const out = code.replace(pattern, '"attnlens-simd.wasm"').replace(KEEP_OUT_OF_LINE, '');
+    if (out.includes('address_taken'))
+      throw new Error('build-single: an address_taken symbol of the glue is still referenced');
+    return { code: out, map: null };
   },
 };
 

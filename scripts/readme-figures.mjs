@@ -3,7 +3,7 @@
 // the command line cannot draw), the element's own pure SVG function on a real generation:
 //   node scripts/readme-figures.mjs → docs/img/*.svg
 // overview-*.svg (the README's picture: heatmap, bars and lines side by side), one small picture
-// per figure (heatmap, bars, heads, pipeline, lines, generate) and the views of docs/figures.md
+// per figure (heatmap, bars, heads, pipeline, lines, text, generate) and the views of docs/figures.md
 // (mean over heads, rollout, cross-attention, hidden tokens). Real models where there is one
 // (USE-lite, stories260K); the translation pair's weights and the pipeline's vectors are
 // illustrative. <attn-compare>'s pictures are its Chromium snapshots (tests/browser/snapshots/).
@@ -40,6 +40,7 @@ const FIGURES = {
   heads: [USE, { figure: 'heads', width: 300 }],
   pipeline: [PIPELINE, { figure: 'pipeline', step: 'softmax', width: 300 }],
   lines: [USE, { figure: 'lines', layer: 1, heads: 'all', query: 'it', width: 300 }],
+  text: [USE, { figure: 'text', layer: 1, head: 1, query: 'it', width: 300 }],
   'heads-mean': [USE, { figure: 'heatmap', layer: 1, head: 'mean', width: 420 }],
   rollout: [USE, { figure: 'heatmap', layer: 'rollout', width: 420 }],
   cross: [{ queryTokens: FRENCH, keyTokens: ENGLISH, attention: alignment }, { figure: 'heatmap', width: 420 }],

@@ -20,6 +20,8 @@ APT_PACKAGES+=(jupyter-nbconvert jupyter-notebook python3-ipykernel)
 # The cross-engine suite (tests/browser/engines.test.js): Firefox ESR (driven over WebDriver BiDi by
 # puppeteer-core) and WebKitGTK (WebKitWebDriver + MiniBrowser, which needs an X display: xvfb-run).
 APT_PACKAGES+=(firefox-esr webkit2gtk-driver xvfb xauth)
+# zopfli compresses the wasm inlined in the single file (scripts/build-single.mjs), ~1.7 KB smaller.
+APT_PACKAGES+=(zopfli)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

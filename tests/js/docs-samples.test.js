@@ -161,6 +161,10 @@ describe('the code samples of README.md and docs/', () => {
       await symlink(path.join(site, 'attnlens'), path.join(site, 'samples', 'attnlens'));
       await writeFile(path.join(site, 'samples', 'runs', 'base.json'), JSON.stringify(side(4)));
       await writeFile(path.join(site, 'samples', 'runs', 'tuned.json'), JSON.stringify(side(5)));
+      // models/gpt2/: the Hugging Face folder README's page sample opens (random weights, GPT-2's vocabulary).
+      const { gpt2Checkpoint, writeModelFolder } = await import('./hf-checkpoints.js');
+      await mkdir(path.join(site, 'samples', 'models', 'gpt2'), { recursive: true });
+      writeModelFolder(gpt2Checkpoint({ seed: 5 }), { dtype: 'F16', tokenizer: 'gpt2', dir: path.join(site, 'samples', 'models', 'gpt2') });
       await copyFile(path.join(ROOT, 'tests/browser/snapshots/bars-light.png'), path.join(site, 'samples', 'it-cat.png'));
       await mkdir(path.join(site, 'data'));
       await writeFile(path.join(site, 'data', 'cat.json'), JSON.stringify(CAT));
@@ -183,6 +187,13 @@ describe('the code samples of README.md and docs/', () => {
         await writeFile(path.join(site, 'samples', name), `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${where(b)}</title>` +
           `<link rel="icon" href="data:,"></head><body>\n${body}\n</body></html>\n`);
         const page = await browser.newPage();
+        // Chromium reports a HEAD request as failed (net::ERR_ABORTED) even once its 200 is in, as
+        // for other body-less answers (playwright issue 32752); a page asks a model folder's
+        // config.json by HEAD (web/model/lm-files.js). Those, and only those, are not problems.
+        const answeredHeads = [];
+        page.on('requestfailed', async (r) => {
+          if (r.method() === 'HEAD' && (await r.response())?.status() === 200) answeredHeads.push(`request failed: ${r.url()}`);
+        });
         await page.goto(`${browser.url}/samples/${name}`);
         const states = await page.evaluate(async (guard) => {
           const els = [...document.querySelectorAll('*')].filter((el) => el.localName.startsWith('attn-'));
@@ -196,7 +207,9 @@ describe('the code samples of README.md and docs/', () => {
         assert.ok(states.length > 0, `${where(b)}: no figure in the sample`);
         for (const s of states) assert.deepEqual([s.ok, s.error, s.attributeErrors], [true, null, []], `${where(b)}: <${s.tag}>`);
         await page.waitForLoadState('networkidle');
-        assert.deepEqual(page.problems, [], `${where(b)}: console errors, failed requests`);
+        const problems = [...page.problems];
+        for (const p of answeredHeads) problems.splice(problems.indexOf(p), problems.includes(p) ? 1 : 0);
+        assert.deepEqual(problems, [], `${where(b)}: console errors, failed requests`);
         assert.deepEqual(browser.offHost, [], `${where(b)}: requests that left 127.0.0.1`);
         await page.close();
       });

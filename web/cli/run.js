@@ -1,9 +1,9 @@
 // `attnlens run MODEL_FOLDER "text"`: a Hugging Face model folder (GPT-2, BERT, DistilBERT, the
-// Llama family), or the bundled stories260K, run by the engine on a text, written as the figures' JSON, which `attnlens
-// render` and the elements' `data` take: tokens (as the figures label them), every layer's and
-// head's attention [layers][heads][n][n], causal for a decoder; `generate` adds the generation
-// steps (each new token, where it looked per layer and head, the candidates). Errors name the
-// argument that is wrong.
+// Llama family), or the bundled stories260K, run by the engine on a text, written as the figures'
+// JSON, which `attnlens render` and the elements' `data` take: tokens (as the figures label them),
+// every layer's and head's attention [layers][heads][n][n], causal for a decoder; `generate` adds
+// the generation steps (each new token, where it looked per layer and head, the candidates).
+// Errors name the argument that is wrong.
 import { statSync } from 'node:fs';
 import path from 'node:path';
 

