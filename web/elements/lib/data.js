@@ -169,12 +169,15 @@ function layerArraysOf(raw, n, headsGiven, nK) {
 function attentionOf(raw, n, headsGiven, nK = n) {
   if (Array.isArray(raw) && raw.length > 0 && raw.every((x) => ArrayBuffer.isView(x) && !(x instanceof DataView)))
     return layerArraysOf(raw, n, headsGiven, nK);
-  // A flat float array (8192² weights from script) is copied once and checked in one pass below
-  // (the range test also refuses NaN and ±∞); other forms go through tensor()'s checks.
+  // A flat float array (8192² weights from script) is checked in one pass below (the range test
+  // also refuses NaN and ±∞); a Float32Array is then read as it is, never written (as the arrays
+  // of layerArraysOf are): a copy of 8192² weights cost more than the whole first draw may take.
+  // Other forms go through tensor()'s checks.
   const flat = raw instanceof Float32Array || raw instanceof Float64Array;
   if (flat && raw.length === 0) fail('attention is an empty list');
   if (flat && raw.length > 256 * 2 ** 20) fail(`attention has ${raw.length} numbers, more than a figure can take`);
-  let { shape, values } = flat ? { shape: [raw.length], values: new Float32Array(raw) } : tensor('attention', raw, 256 * 2 ** 20);
+  let { shape, values } = flat ? { shape: [raw.length], values: raw instanceof Float32Array ? raw : new Float32Array(raw) }
+    : tensor('attention', raw, 256 * 2 ** 20);
   if (shape.length === 1) {  // flat, row-major [heads·n·n]
     const heads = positiveInt('heads', headsGiven, 1);
     if (values.length !== heads * n * nK)
