@@ -197,7 +197,7 @@ export class AttnHeatmap extends AttnElement {
     const what = result.layers > 1 || result.heads > 1 || isAggregate(this.layer, this.head)
       ? `, ${selectionLabel(result, this.layer, this.head)}` : '';
     this.plot.setAttribute('aria-label', `Attention weights of ${shape}${what}: rows are queries, columns are keys. ` +
-      'Arrow keys move, Enter pins a row, + and − zoom, 0 resets the zoom.');
+      'Arrow keys move (with Shift, by a window), Enter pins a row, + and − zoom, 0 resets the zoom.');
     if (this.#cursor) this.#cursor = { i: Math.min(this.#cursor.i, n - 1), j: Math.min(this.#cursor.j, nK - 1) };
     this.#drawView();
   }
@@ -576,10 +576,13 @@ export class AttnHeatmap extends AttnElement {
       else this.zoomBy(k === '-' || k === '_' ? 0.5 : 2);
       return;
     }
-    if (k === 'ArrowUp') i--;
-    else if (k === 'ArrowDown') i++;
-    else if (k === 'ArrowLeft') j--;
-    else if (k === 'ArrowRight') j++;
+    // Shift+arrows move by what the window shows: across 8192 tokens a step of one cell is not a pan.
+    const rows = event.shiftKey ? Math.max(1, Math.floor(this.#view.visibleRows)) : 1;
+    const cols = event.shiftKey ? Math.max(1, Math.floor(this.#view.visibleCols)) : 1;
+    if (k === 'ArrowUp') i -= rows;
+    else if (k === 'ArrowDown') i += rows;
+    else if (k === 'ArrowLeft') j -= cols;
+    else if (k === 'ArrowRight') j += cols;
     else if (k === 'PageUp') i -= 10;
     else if (k === 'PageDown') i += 10;
     else if (k === 'Home') { j = 0; if (event.ctrlKey || event.metaKey) i = 0; }
