@@ -2,6 +2,7 @@
 // Vectors go through the wasm engine; precomputed weights are re-weighted in JavaScript (a
 // temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
 // over the kept keys), since there are no scores to recompute.
+import { isZeroed, zeros } from './buffers.js';
 import { DataError, paddingGuess } from './data.js';
 import { LazyWeights, lazyOf, lazyWeightsArray } from './lazy-weights.js';
 import { pieceLabels } from './tokens.js';
@@ -62,19 +63,14 @@ export function causalEnd(masks, i, nK) {
 }
 
 // Rows of `weights` re-weighted into `out` (same length, rows of nK; row r is query r % nQ).
-// Per row, not per cell: a causal row stops at its last kept key, the sum is taken first and
-// each weight written once, divided (an 8192² table in a few hundred ms, not seconds).
+// Per row, not per cell: a causal row stops at its last kept key (an 8192² table is read once).
 function reweightInto(weights, out, nQ, nK, temperature, masks) {
-  const power = 1 / temperature, n = nK, keep = masks.keyMask;
-  const plain = power === 1 && !keep;  // the common case (a causal mask alone): no test per cell
+  const power = 1 / temperature, n = nK, keep = masks.keyMask, zero = isZeroed(out);
   for (let r = 0; r < out.length / n; r++) {
     const row = r * n, end = causalEnd(masks, r % nQ, n);
-    let sum = 0;
-    if (plain) {
-      for (let c = row; c < row + end; c++) sum += weights[c];
-      const k = sum > 0 ? sum : 1;
-      for (let c = row; c < row + end; c++) out[c] = weights[c] / k;
-    } else {
+    if (power === 1 && !keep) normalizeRow(weights, out, row, row + end);  // a causal mask alone
+    else {
+      let sum = 0;
       for (let j = 0; j < end; j++) {
         const w = weights[row + j];
         const x = (keep && keep[j] === 0) || w === 0 ? 0 : power === 1 ? w : w ** power;
@@ -83,9 +79,18 @@ function reweightInto(weights, out, nQ, nK, temperature, masks) {
       }
       if (sum > 0) for (let j = 0; j < end; j++) out[row + j] /= sum;
     }
-    out.fill(0, row + end, row + n);
+    if (!zero) out.fill(0, row + end, row + n);
   }
   return out;
+}
+
+// out[from…to) = weights / their sum (as the loop above, with nothing masked and T = 1): a
+// function of its own, which V8 optimises alone, each weight written once.
+function normalizeRow(weights, out, from, to) {
+  let sum = 0;
+  for (let c = from; c < to; c++) sum += weights[c];
+  if (!(sum > 0)) sum = 1;
+  for (let c = from; c < to; c++) out[c] = weights[c] / sum;
 }
 
 // The weights of one layer per entry, computed head by head when read (lazy-weights.js): a
@@ -95,7 +100,7 @@ function lazyWeights(data, nK, pool, compute, whole = false) {
   const size = data.n * nK, length = data.heads * size;
   const lazy = new LazyWeights({
     layers: data.kind === 'attention' ? data.layers : 1, heads: data.heads, size, compute, whole,
-    provide: (layer) => (pool ? pool.take(`weights/${layer}`, length) : new Float32Array(length)),
+    provide: (layer) => (pool ? pool.take(`weights/${layer}`, length) : zeros(length)),
   });
   return lazyWeightsArray(lazy, data.kind === 'attention' ? data.layers : 1);
 }

@@ -166,6 +166,16 @@ function layerArraysOf(raw, n, headsGiven, nK) {
   return { layers: raw.length, heads, weights };
 }
 
+// The first weight outside [0, 1] (NaN and ±∞ included), or −1: a loop of its own, so that V8
+// optimises it alone (in attentionOf's body it ran ~3× slower: 8192² weights in ~300 ms).
+function firstBadWeight(values) {
+  for (let i = 0, end = values.length; i < end; i++) {
+    const w = values[i];
+    if (!(w >= 0 && w <= 1 + 1e-4)) return i;
+  }
+  return -1;
+}
+
 function attentionOf(raw, n, headsGiven, nK = n) {
   if (Array.isArray(raw) && raw.length > 0 && raw.every((x) => ArrayBuffer.isView(x) && !(x instanceof DataView)))
     return layerArraysOf(raw, n, headsGiven, nK);
@@ -191,14 +201,14 @@ function attentionOf(raw, n, headsGiven, nK = n) {
   if (rows !== n || cols !== nK)
     fail(nK === n ? `attention matrices are ${rows}×${cols} but there are ${n} tokens (need ${n}×${n})`
       : `attention matrices are ${rows}×${cols} but there are ${n} query and ${nK} key tokens (need ${n}×${nK})`);
-  for (let i = 0; i < values.length; i++)
-    if (!(values[i] >= 0 && values[i] <= 1 + 1e-4)) {
-      const at = [];
-      for (let r = i, d = depth - 1; d >= 0; d--) { at.unshift(r % shape[d]); r = Math.floor(r / shape[d]); }
-      const where = `attention${flat ? `[${i}]` : at.map((x) => `[${x}]`).join('')}`;
-      if (!Number.isFinite(values[i])) fail(`${where} must be a finite number (got ${describe(values[i])})`);
-      fail(`${where} is ${values[i]}: weights lie between 0 and 1`);
-    }
+  const i = firstBadWeight(values);
+  if (i >= 0) {
+    const at = [];
+    for (let r = i, d = depth - 1; d >= 0; d--) { at.unshift(r % shape[d]); r = Math.floor(r / shape[d]); }
+    const where = `attention${flat ? `[${i}]` : at.map((x) => `[${x}]`).join('')}`;
+    if (!Number.isFinite(values[i])) fail(`${where} must be a finite number (got ${describe(values[i])})`);
+    fail(`${where} is ${values[i]}: weights lie between 0 and 1`);
+  }
   const per = heads * n * nK;
   return { layers, heads, weights: Array.from({ length: layers }, (_, l) => values.subarray(l * per, (l + 1) * per)) };
 }
