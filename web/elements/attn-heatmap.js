@@ -60,9 +60,8 @@ export class AttnHeatmap extends AttnElement {
   // Pixel canvases reused by every redraw: the overview (cells, mask), the full-resolution zoom
   // window (cells, mask, and what it shows) and the minimap.
   #pixels = { cells: new PixelMatrix(), mask: new PixelMatrix(), windowCells: new PixelMatrix(), windowMask: new PixelMatrix(), minimap: new PixelMatrix() };
-  #window = null;       // { layers, key, cells, mask, i0, j0 }
+  #window = null;       // { layers, cells, mask, i0, i1, j0, j1 }: the zoom window's image and its cells
   #hatch = {};          // drawMatrix's cache of the hatched mask
-  #minimapOf = null;    // the minimap pixels last drawn into the minimap
   #legendKey = null;    // the theme the legend's ramp was drawn with
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
@@ -168,7 +167,7 @@ export class AttnHeatmap extends AttnElement {
     let layers = this.#layers;
     if (layers?.result !== result || layers.key !== key) {
       const weights = this.weights, masks = result.masks;
-      // The overview: blocks of k×k cells, k = 1 (every cell) up to 2048 tokens.
+      // The overview: blocks of k×k cells, k = 1 (every cell) up to OVERVIEW (1024) tokens.
       const kQ = Math.ceil(n / OVERVIEW), kK = Math.ceil(nK / OVERVIEW);
       const tops = { rows: colorScale === 'row' ? rowTops(weights, n, nK, masks) : null };
       const overview = blockPositions(weights, nK, { i1: n, kQ, kK }, colorScale, masks, tops);
@@ -355,19 +354,22 @@ export class AttnHeatmap extends AttnElement {
   }
 
   // What the plot shows and from where: the overview's blocks (source in blocks), or, zoomed into
-  // a downsampled table, the visible cells coloured from the weights (rebuilt when the window
-  // moves by a whole cell, not per frame of a sub-cell pan or a hover).
+  // a downsampled table, the visible cells coloured from the weights, with a margin of an eighth
+  // of the window on each side: a drag or an arrow key that pans less than that redraws from
+  // the same image, and a hover never rebuilds it.
   #visibleImage(nQ, nK) {
     const v = this.#view, l = this.#layers, { kQ, kK } = l;
     if ((kQ > 1 || kK > 1) && v.visibleRows * v.visibleCols <= WINDOW_CELLS) {
-      const i0 = Math.floor(v.y), i1 = Math.min(nQ, Math.ceil(v.y + v.visibleRows));
-      const j0 = Math.floor(v.x), j1 = Math.min(nK, Math.ceil(v.x + v.visibleCols));
-      const key = `${i0},${i1},${j0},${j1}`;
       let w = this.#window;
-      if (w?.layers !== l || w.key !== key) {
+      const fits = w?.layers === l && v.y >= w.i0 && v.y + v.visibleRows <= w.i1 && v.x >= w.j0 && v.x + v.visibleCols <= w.j1
+        && (w.i1 - w.i0) * (w.j1 - w.j0) <= 2 * v.visibleRows * v.visibleCols;  // not a window kept from a lower zoom
+      if (!fits) {
+        const mr = Math.ceil(v.visibleRows / 8), mc = Math.ceil(v.visibleCols / 8);
+        const i0 = Math.max(0, Math.floor(v.y) - mr), i1 = Math.min(nQ, Math.ceil(v.y + v.visibleRows) + mr);
+        const j0 = Math.max(0, Math.floor(v.x) - mc), j1 = Math.min(nK, Math.ceil(v.x + v.visibleCols) + mc);
         const b = blockPositions(l.weights, nK, { i0, i1, j0, j1 }, l.colorScale, this.result.masks, l.tops);
         const theme = this.theme;
-        w = this.#window = { layers: l, key, i0, j0,
+        w = this.#window = { layers: l, i0, i1, j0, j1,
           cells: cellsLayer(b.positions, b.rows, theme.scale, b.masked, b.cols, this.#pixels.windowCells),
           mask: maskLayer(b.masked, b.rows, b.cols, this.#pixels.windowMask) };
         this.#hatch.stale = true;
@@ -391,11 +393,10 @@ export class AttnHeatmap extends AttnElement {
     const scale = MINIMAP / Math.max(nQ, nK);
     const w = Math.max(8, nK * scale), hgt = Math.max(8, nQ * scale);
     const l = this.#layers;
-    if (this.minimapImage.dataset.drawn !== `${w}×${hgt}` || this.#minimapOf !== l.minimap || l.minimapStale) {
+    if (this.minimapImage.dataset.drawn !== `${w}×${hgt}` || l.minimapStale) {
       const ctx = sizeCanvas(this.minimapImage, w, hgt);
       drawMatrix(ctx, { cells: l.minimap, mask: null, x: 0, y: 0, width: w, height: hgt, theme });
       this.minimapImage.dataset.drawn = `${w}×${hgt}`;
-      this.#minimapOf = l.minimap;
       l.minimapStale = false;
     }
     // The frame is an element over the image: moving it redraws nothing.
