@@ -168,7 +168,9 @@ describe('an 8,192-token heatmap, drawn', () => {
   });
 
   it('the minimap frame shows the window and follows a drag and Shift+arrow pans', async () => {
-    const frame = () => page.evaluate(() => {
+    // Read after the next frame: pans redraw (the frame included) in the figure's animation frame.
+    const frame = () => page.evaluate(async () => {
+      await new Promise(requestAnimationFrame);
       const el = document.getElementById('big'), map = el.shadowRoot.querySelector('.minimap');
       const image = map.querySelector('canvas').getBoundingClientRect(), box = map.querySelector('.viewport').getBoundingClientRect();
       return { x: box.left - image.left, y: box.top - image.top, width: box.width, scale: image.width / 8192, view: el.view };
