@@ -16,8 +16,8 @@ const N = 8192, K = N / OVERVIEW;  // K×K cells per overview block
 const TOLERANCE = 1.5 / 255 / 0.7;  // as zoom.test.js: one LUT step and 8-bit rounding
 
 // Builds the table in the page (one 256 MiB Float32Array), its float64 reference and the figure.
-function load(page) {
-  return page.evaluate(async ([n, side]) => {
+function load(page, { exact = true } = {}) {
+  return page.evaluate(async ([n, side, exact]) => {
     await customElements.whenDefined('attn-heatmap');
     const a = new Float32Array(n * n);
     for (let i = 0; i < n; i++) {
@@ -42,15 +42,16 @@ function load(page) {
       return m;
     };
     const el = document.getElementById('big');
-    el.style.width = '1300px';
+    el.style.width = exact ? '1300px' : '';
     el.data = { tokens: Array.from({ length: n }, (_, i) => `t${i}`), attention: a, heads: 1, causal: true };
     if (!(await el.updateComplete)) return el.error;
+    if (!exact) return true;
     // The plot exactly `side` px wide: one overview block per canvas pixel (at device pixel ratio 1).
     const body = el.shadowRoot.querySelector('.body');
     el.style.width = `${el.getBoundingClientRect().width - body.clientWidth + el.layout.gutter + 2 + side}px`;
     while (el.layout.cell !== side / n) await new Promise(requestAnimationFrame);
     return el.updateComplete;
-  }, [N, OVERVIEW]);
+  }, [N, OVERVIEW, exact]);
 }
 
 // Colour positions of the canvas pixels at CSS (x, y) in the plot (null: not a weight colour, e.g.
@@ -201,6 +202,41 @@ describe('an 8,192-token heatmap, drawn', () => {
     await page.waitForFunction((r) => document.getElementById('big').view.row > r + 50, f2.view.row);
     const f3 = await frame();
     assert.ok(f3.y > f2.y && Math.abs(f3.y - f3.view.row * f3.scale) < 0.5, `down: ${f2.y} → ${f3.y}`);
+    assertClean(page, browser);
+  });
+});
+
+describe('an 8,192-token heatmap on a narrow dark screen', () => {
+  let browser, page;
+  before(async () => {
+    browser = await startBrowser({ colorScheme: 'dark', viewport: { width: 360, height: 740 } });
+    page = await browser.fixture('<attn-heatmap id="big"></attn-heatmap>');
+    assert.equal(await load(page, { exact: false }), true);
+  });
+  after(async () => { await browser?.close(); });
+
+  it('fits the screen, draws empty blocks in the dark low colour and masked ones hatched; zooms to labelled 8 px cells', async () => {
+    const fit = await page.evaluate(() => {
+      const el = document.getElementById('big'), c = el.shadowRoot.querySelector('canvas.cells').getBoundingClientRect();
+      return { right: c.right, page: document.documentElement.scrollWidth, plot: el.layout.plotWidth };
+    });
+    assert.ok(fit.right <= 360 && fit.page <= 360, `no sideways scrolling: ${JSON.stringify(fit)}`);
+    // Far from the band the blocks are all 0 (low) below the diagonal and all masked above it.
+    const cell = fit.plot / N;
+    const [empty, masked] = await pixels(page, [[1000 * cell, 7000 * cell], [7000 * cell, 1000 * cell]]);
+    assert.equal(empty, 0, 'empty: the scale\'s low end');
+    assert.equal(masked, null, 'masked: hatched');
+    await page.evaluate((z) => document.getElementById('big').zoomTo(z, { row: 5000, col: 4990 }), 8 / cell);
+    const state = await page.evaluate(() => {
+      const el = document.getElementById('big'), map = el.shadowRoot.querySelector('.minimap').getBoundingClientRect();
+      const plot = el.shadowRoot.querySelector('.plot').getBoundingClientRect();
+      return { size: el.layout.cell * el.view.zoom, labels: el.layout.labels, inside: map.left >= plot.left && map.right <= plot.right };
+    });
+    assert.ok(Math.abs(state.size - 8) < 1e-9 && state.labels && state.inside, JSON.stringify(state));
+    const { cells } = await readHeatmap(page, 'big');
+    const want = await page.evaluate((at) => at.map(([i, j]) => window.__want(i, j)), cells.map((c) => [c.i, c.j]));
+    const bad = cells.filter((c, k) => (want[k] === null ? c.value !== null : c.value === null || Math.abs(c.value - want[k]) > TOLERANCE));
+    assert.deepEqual(bad.slice(0, 3), [], 'dark theme: each visible cell coloured by its weight');
     assertClean(page, browser);
   });
 });

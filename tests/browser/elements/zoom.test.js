@@ -204,7 +204,7 @@ describe('long inputs', () => {
     assertClean(page, browser);
   });
 
-  it('8193 precomputed tokens and computed inputs past 4096 are refused clearly (8192 are drawn: below)', async () => {
+  it('8193 precomputed tokens and computed inputs past 4096 are refused clearly (8192 are drawn: heatmap-long.test.js)', async () => {
     const r = await page.evaluate(async () => {
       const el = document.getElementById('over');
       const tokens = (n) => Array.from({ length: n }, (_, i) => `t${i}`);
