@@ -2,9 +2,8 @@
 // drawn once into a layer; hovering or moving the keyboard cursor redraws only a transparent
 // overlay (the crosshair), so it stays fluid at n = 4096. Click (or Enter) pins a row, shown
 // below as bars. `query` is the pinned row (−1: none). Wheel, pinch, drag and +/−/0 zoom and
-// pan a window of the table (lib/zoom.js); a minimap shows where the window is. A long table
-// (up to 8192² precomputed) is drawn from a downsampled overview, and a zoomed window from the
-// weights at full resolution, the visible cells only (lib/overview.js).
+// pan a window of the table (lib/zoom.js); a minimap shows where the window is. Past 1024
+// tokens the table is drawn from block maxima, a zoomed window cell by cell (lib/overview.js).
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
@@ -14,7 +13,7 @@ import { h, sizeCanvas } from './lib/dom.js';
 import { drawCrosshair } from './lib/crosshair.js';
 import { clip } from './lib/export.js';
 import { PixelMatrix, cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
-import { OVERVIEW, blockPositions, rowTops, shrink } from './lib/overview.js';
+import { OVERVIEW, blockPositions, rowTops } from './lib/overview.js';
 import { drawScaleLegend } from './lib/scale-legend.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { ZoomView, zoomGestures } from './lib/zoom.js';
@@ -23,8 +22,7 @@ import { heatmapSVG } from './svg/heatmap.js';
 const MAX_CELL = 40, LABEL_CELL = 8, FONT = 11, CHART = 84;
 // Zoom stops when a cell is this many CSS pixels; the minimap's longer side.
 const ZOOM_CELL = 48, MINIMAP = 96;
-// A zoomed window of a downsampled table is drawn from the weights when it has at most this many
-// cells (~1448²: a few ms to colour); wider windows show the overview's blocks.
+// Zoomed into a table of blocks, windows of at most this many cells are drawn cell by cell.
 const WINDOW_CELLS = 2 ** 21;
 
 const STYLE = `
@@ -56,12 +54,11 @@ export class AttnHeatmap extends AttnElement {
   static maxPrecomputedTokens = MAX_PRECOMPUTED_TOKENS;
 
   #layout = null;       // { gutter, cell, plot, n, labels }
-  #layers = null;       // { result, key, theme, weights, anyMasked, colorScale, top, overview, cells, mask, … }
-  // Pixel canvases reused by every redraw: the overview (cells, mask), the full-resolution zoom
-  // window (cells, mask, and what it shows) and the minimap.
+  #layers = null;       // { result, key, theme, weights, overview, kQ, kK, tops, top, cells, mask, minimap }
+  // Pixel canvases reused by every redraw (no n²-sized allocation).
   #pixels = { cells: new PixelMatrix(), mask: new PixelMatrix(), windowCells: new PixelMatrix(), windowMask: new PixelMatrix(), minimap: new PixelMatrix() };
-  #window = null;       // { layers, cells, mask, i0, i1, j0, j1 }: the zoom window's image and its cells
-  #hatch = {};          // drawMatrix's cache of the hatched mask
+  #window = null;       // the zoom window's image: { layers, cells, mask, i0, i1, j0, j1 }
+  #hatch = {};          // drawMatrix's cache
   #legendKey = null;    // the theme the legend's ramp was drawn with
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
@@ -95,9 +92,7 @@ export class AttnHeatmap extends AttnElement {
     this.pinned = h('div', { class: 'pinned', part: 'pinned', hidden: true }, this.pinTitle, this.chart);
     this.legendNote = h('span', { class: 'note', hidden: true });
     this.legend.append(this.legendNote);
-    // The minimap: the whole table (max per block, as the overview) and a frame where the window
-    // is; a press centres the window there. Keyboard users pan with the arrows (the window
-    // follows the cursor) and read the window's rows and columns in the zoom bar.
+    // The whole table and a frame where the window is (keyboard users read the zoom bar).
     this.minimapImage = h('canvas', { 'aria-hidden': 'true' });
     this.viewport = h('div', { class: 'viewport' });
     this.minimap = h('div', { class: 'minimap', part: 'minimap', 'aria-hidden': 'true', title: 'Click to move the zoomed window' },
@@ -167,11 +162,9 @@ export class AttnHeatmap extends AttnElement {
     let layers = this.#layers;
     if (layers?.result !== result || layers.key !== key) {
       const weights = this.weights, masks = result.masks;
-      // The overview: blocks of k×k cells, k = 1 (every cell) up to OVERVIEW (1024) tokens.
       const kQ = Math.ceil(n / OVERVIEW), kK = Math.ceil(nK / OVERVIEW);
       const tops = { rows: colorScale === 'row' ? rowTops(weights, n, nK, masks) : null };
       const overview = blockPositions(weights, nK, { i1: n, kQ, kK }, colorScale, masks, tops);
-      // The largest weight shown is found at full resolution: the overview's blocks are maxima.
       layers = this.#layers = { result, key, weights, colorScale, overview, kQ, kK, tops: { ...tops, top: overview.top },
         top: colorScale === 'max' ? overview.top : 1, anyMasked: !!(masks.causal || masks.keyMask) };
     }
@@ -180,9 +173,8 @@ export class AttnHeatmap extends AttnElement {
       layers.theme = theme;
       layers.cells = cellsLayer(positions, rows, theme.scale, masked, cols, this.#pixels.cells);
       layers.mask = maskLayer(masked, rows, cols, this.#pixels.mask);
-      const small = shrink(layers.overview, MINIMAP);
+      const k = Math.ceil(Math.max(rows, cols) / MINIMAP), small = blockPositions(positions, cols, { i1: rows, kQ: k, kK: k });
       layers.minimap = cellsLayer(small.positions, small.rows, theme.scale, null, small.cols, this.#pixels.minimap);
-      layers.minimapStale = true;  // the same canvas, repainted
       this.#hatch.stale = true;
       this.#window = null;
     }
@@ -353,16 +345,14 @@ export class AttnHeatmap extends AttnElement {
     this.renderStats.cells++;
   }
 
-  // What the plot shows and from where: the overview's blocks (source in blocks), or, zoomed into
-  // a downsampled table, the visible cells coloured from the weights, with a margin of an eighth
-  // of the window on each side: a drag or an arrow key that pans less than that redraws from
-  // the same image, and a hover never rebuilds it.
+  // The overview's blocks, or zoomed into a table of blocks, its visible cells one by one, with a
+  // margin of an eighth of the window per side, so that small pans reuse the image.
   #visibleImage(nQ, nK) {
     const v = this.#view, l = this.#layers, { kQ, kK } = l;
     if ((kQ > 1 || kK > 1) && v.visibleRows * v.visibleCols <= WINDOW_CELLS) {
       let w = this.#window;
       const fits = w?.layers === l && v.y >= w.i0 && v.y + v.visibleRows <= w.i1 && v.x >= w.j0 && v.x + v.visibleCols <= w.j1
-        && (w.i1 - w.i0) * (w.j1 - w.j0) <= 2 * v.visibleRows * v.visibleCols;  // not a window kept from a lower zoom
+        && (w.i1 - w.i0) * (w.j1 - w.j0) <= 2 * v.visibleRows * v.visibleCols;  // not one of a lower zoom
       if (!fits) {
         const mr = Math.ceil(v.visibleRows / 8), mc = Math.ceil(v.visibleCols / 8);
         const i0 = Math.max(0, Math.floor(v.y) - mr), i1 = Math.min(nQ, Math.ceil(v.y + v.visibleRows) + mr);
@@ -392,14 +382,7 @@ export class AttnHeatmap extends AttnElement {
     const { nQ, nK } = this.#layout;
     const scale = MINIMAP / Math.max(nQ, nK);
     const w = Math.max(8, nK * scale), hgt = Math.max(8, nQ * scale);
-    const l = this.#layers;
-    if (this.minimapImage.dataset.drawn !== `${w}×${hgt}` || l.minimapStale) {
-      const ctx = sizeCanvas(this.minimapImage, w, hgt);
-      drawMatrix(ctx, { cells: l.minimap, mask: null, x: 0, y: 0, width: w, height: hgt, theme });
-      this.minimapImage.dataset.drawn = `${w}×${hgt}`;
-      l.minimapStale = false;
-    }
-    // The frame is an element over the image: moving it redraws nothing.
+    drawMatrix(sizeCanvas(this.minimapImage, w, hgt), { cells: this.#layers.minimap, x: 0, y: 0, width: w, height: hgt, theme });
     const sx = w / nK, sy = hgt / nQ, box = this.viewport.style;
     box.left = `${v.x * sx}px`;
     box.top = `${v.y * sy}px`;
@@ -577,7 +560,7 @@ export class AttnHeatmap extends AttnElement {
       else this.zoomBy(k === '-' || k === '_' ? 0.5 : 2);
       return;
     }
-    // Shift+arrows move by what the window shows: across 8192 tokens a step of one cell is not a pan.
+    // Shift+arrows move by a window: across 8192 tokens one cell is no pan.
     const rows = event.shiftKey ? Math.max(1, Math.floor(this.#view.visibleRows)) : 1;
     const cols = event.shiftKey ? Math.max(1, Math.floor(this.#view.visibleCols)) : 1;
     if (k === 'ArrowUp') i -= rows;

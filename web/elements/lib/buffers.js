@@ -3,20 +3,6 @@
 // weights of n = 512 and 8 heads, cost ~6 ms in Chromium). Each key keeps two arrays and hands
 // them out in turn: the previous result stays intact while the next one is computed, so code
 // comparing two consecutive results (el.weights before and after a change) sees both.
-// Arrays made here and not yet handed out again: still all zeros where nothing was written (a
-// writer may then skip writing zeros; at 8192² that is half the table's memory never touched).
-const zeroed = new WeakSet();
-
-/** A new Float32Array of `length`, known to be zeros until written (see isZeroed). */
-export function zeros(length) {
-  const array = new Float32Array(length);
-  zeroed.add(array.buffer);
-  return array;
-}
-
-/** Whether `array` (or a view of it) is of an array made by zeros() or take() and not handed out again. */
-export const isZeroed = (array) => zeroed.has(array.buffer);
-
 export class BufferPool {
   #slots = new Map();
 
@@ -26,8 +12,7 @@ export class BufferPool {
     if (slot?.length !== length) this.#slots.set(key, (slot = { length, arrays: [null, null], next: 0 }));
     const i = slot.next;
     slot.next = 1 - i;
-    if (slot.arrays[i]) zeroed.delete(slot.arrays[i].buffer);  // reused: holds the last numbers
-    return (slot.arrays[i] ??= zeros(length));
+    return (slot.arrays[i] ??= new Float32Array(length));
   }
 
   /** Forgets every array (new data of another shape). */

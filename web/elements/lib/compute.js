@@ -2,7 +2,6 @@
 // Vectors go through the wasm engine; precomputed weights are re-weighted in JavaScript (a
 // temperature T turns softmax(s) into softmax(s/T) = w^(1/T) renormalised; a mask renormalises
 // over the kept keys), since there are no scores to recompute.
-import { isZeroed, zeros } from './buffers.js';
 import { DataError, paddingGuess } from './data.js';
 import { LazyWeights, lazyOf, lazyWeightsArray } from './lazy-weights.js';
 import { pieceLabels } from './tokens.js';
@@ -53,19 +52,15 @@ function firstAfter(positions, position) {
   return lo;
 }
 
-/**
- * The first key of row `i` a causal mask hides (`nK` when none): keys from there on are masked,
- * with or without the key mask. Lets a loop over a row stop there instead of asking per cell.
- */
+/** The first key of row `i` a causal mask hides (nK when none): row loops stop there. */
 export function causalEnd(masks, i, nK) {
   if (!masks.causal) return nK;
   return masks.keyPositions ? firstAfter(masks.keyPositions, masks.queryPositions[i]) : Math.min(nK, i + 1);
 }
 
 // Rows of `weights` re-weighted into `out` (same length, rows of nK; row r is query r % nQ).
-// Per row, not per cell: a causal row stops at its last kept key (an 8192² table is read once).
 function reweightInto(weights, out, nQ, nK, temperature, masks) {
-  const power = 1 / temperature, n = nK, keep = masks.keyMask, zero = isZeroed(out);
+  const power = 1 / temperature, n = nK, keep = masks.keyMask;
   for (let r = 0; r < out.length / n; r++) {
     const row = r * n, end = causalEnd(masks, r % nQ, n);
     if (power === 1 && !keep) normalizeRow(weights, out, row, row + end);  // a causal mask alone
@@ -79,13 +74,12 @@ function reweightInto(weights, out, nQ, nK, temperature, masks) {
       }
       if (sum > 0) for (let j = 0; j < end; j++) out[row + j] /= sum;
     }
-    if (!zero) out.fill(0, row + end, row + n);
+    out.fill(0, row + end, row + n);
   }
   return out;
 }
 
-// out[from…to) = weights / their sum (as the loop above, with nothing masked and T = 1): a
-// function of its own, which V8 optimises alone, each weight written once.
+// The loop above with nothing masked and T = 1: alone, V8 optimises it (8192²: ~3× faster).
 function normalizeRow(weights, out, from, to) {
   let sum = 0;
   for (let c = from; c < to; c++) sum += weights[c];
@@ -100,7 +94,7 @@ function lazyWeights(data, nK, pool, compute, whole = false) {
   const size = data.n * nK, length = data.heads * size;
   const lazy = new LazyWeights({
     layers: data.kind === 'attention' ? data.layers : 1, heads: data.heads, size, compute, whole,
-    provide: (layer) => (pool ? pool.take(`weights/${layer}`, length) : zeros(length)),
+    provide: (layer) => (pool ? pool.take(`weights/${layer}`, length) : new Float32Array(length)),
   });
   return lazyWeightsArray(lazy, data.kind === 'attention' ? data.layers : 1);
 }
