@@ -2,13 +2,15 @@
 // band of width ~50 plus a sink at token 0, the shape long-context heads have) in a real
 // <attn-heatmap> in headless Chromium, timed from the `data` assignment to `updateComplete`
 // (median and best of N runs), beside a peer measured in the same page: one putImageData of an
-// n×n image (what the old full-resolution draw paid at least) and parseData alone.
-//   node scripts/bench/heatmap-first-draw.mjs [--n 8192] [--runs 5]
+// n×n image (what the old full-resolution draw paid at least) and parseData alone. `--json FILE`
+// adds the result to FILE as the section `heatmap-first-draw` (report.mjs: heatmap-first-draw-chromium).
+//   node scripts/bench/heatmap-first-draw.mjs [--n 8192] [--runs 5] [--json FILE]
 import { parseArgs } from 'node:util';
 
 import { withBenchPage } from './bench-page.mjs';
+import { commandLine, writeSections } from './record.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '8192' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '8192' }, runs: { type: 'string', default: '5' }, json: { type: 'string' } } });
 const n = Number(values.n), runs = Number(values.runs);
 
 const result = await withBenchPage((page) => page.evaluate(async ({ n, runs }) => {
@@ -55,3 +57,7 @@ console.log(`  data → updateComplete   median ${r.drawMs.toFixed(0)} ms, best 
 console.log(`  peer: parseData alone   median ${r.parseMs.toFixed(0)} ms  (first draw / parseData = ${(r.drawMs / r.parseMs).toFixed(2)}×)`);
 console.log(`  peer: one ${r.n}² putImageData  median ${r.putImageDataMs.toFixed(0)} ms  (first draw / putImageData = ${(r.drawMs / r.putImageDataMs).toFixed(2)}×)`);
 console.log(JSON.stringify({ kind: 'heatmap-first-draw', ...r }));
+if (values.json) {
+  writeSections(values.json, [{ section: 'heatmap-first-draw', runtime: 'chromium', browser: r.browser, ...r }],
+    { command: commandLine('scripts/bench/heatmap-first-draw.mjs', process.argv.slice(2)) });
+}

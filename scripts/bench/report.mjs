@@ -6,7 +6,7 @@
 // Without --update the tables go to standard output. With it, each `<!-- report:KEY -->` …
 // `<!-- /report:KEY -->` block of the file is replaced by the table of that KEY (attention-node,
 // attention-chromium, threads-node, threads-chromium, heatmap-frames-chromium,
-// heatmap-long-chromium, model-node, language-model-node, language-model-chromium; chart); keys
+// heatmap-long-chromium, heatmap-first-draw-chromium, model-node, language-model-node, language-model-chromium; chart); keys
 // the results do not have are left as they are, and named on standard error.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -83,6 +83,11 @@ const TABLES = {
     return [heading(s), '', row(['n', 'first draw ms', 'hover ms', 'wheel zoom ms', 'zoom step ms', 'pan step ms', 'hover at 16× ms']),
       rule(['r', 'r', 'r', 'r', 'r', 'r', 'r']),
       row([s.n, fmt(s.firstDrawMs, 1), fmt(s.hoverMs), fmt(s.wheelMs), fmt(s.zoomStepMs), fmt(s.panStepMs), fmt(s.hoverZoomedMs)]), ''];
+  },
+  'heatmap-first-draw'(s) {
+    return [heading(s), '', row(['n', 'runs', 'data → updateComplete median ms', 'best ms', 'parseData ms', `one n² putImageData ms`]),
+      rule(['r', 'r', 'r', 'r', 'r', 'r']),
+      row([s.n, s.runs, fmt(s.drawMs), fmt(s.drawBestMs), fmt(s.parseMs), fmt(s.putImageDataMs)]), ''];
   },
   model(s) {
     const labels = Object.keys(s.rows[0]?.ours ?? {});

@@ -10,7 +10,7 @@ export interface HeatmapLayout {
   plot: number;
   plotWidth: number;
   plotHeight: number;
-  /** Whether labels are drawn (cells at the current zoom ≥ 11 px). */
+  /** Whether labels are drawn (cells at the current zoom ≥ 8 px). */
   labels: boolean;
   /** = nQ. */
   n: number;

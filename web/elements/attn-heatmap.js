@@ -2,25 +2,28 @@
 // drawn once into a layer; hovering or moving the keyboard cursor redraws only a transparent
 // overlay (the crosshair), so it stays fluid at n = 4096. Click (or Enter) pins a row, shown
 // below as bars. `query` is the pinned row (−1: none). Wheel, pinch, drag and +/−/0 zoom and
-// pan a window of the table (lib/zoom.js); a minimap shows where the window is.
+// pan a window of the table (lib/zoom.js); a minimap shows where the window is. Past 1024
+// tokens the table is drawn from block maxima, a zoomed window cell by cell (lib/overview.js).
 import { describeRow, fmt, isActivation, quote } from './lib/a11y.js';
 import { AttnElement } from './lib/base.js';
 import { css } from './lib/color.js';
-import { colorPositions, largestWeight } from './lib/color-scale.js';
 import { isAggregate } from './lib/compute.js';
 import { MAX_PRECOMPUTED_TOKENS } from './lib/data.js';
 import { h, sizeCanvas } from './lib/dom.js';
 import { drawCrosshair } from './lib/crosshair.js';
 import { clip } from './lib/export.js';
-import { MatrixLayers, drawMatrix, hatch } from './lib/matrix-canvas.js';
+import { PixelMatrix, cellsLayer, drawMatrix, hatch, maskLayer } from './lib/matrix-canvas.js';
+import { OVERVIEW, blockPositions, rowTops } from './lib/overview.js';
 import { drawScaleLegend } from './lib/scale-legend.js';
 import { rowSumNote, selectionLabel } from './lib/selection.js';
 import { ZoomView, zoomGestures } from './lib/zoom.js';
 import { heatmapSVG } from './svg/heatmap.js';
 
-const MAX_CELL = 40, LABEL_CELL = 11, FONT = 11, CHART = 84;
+const MAX_CELL = 40, LABEL_CELL = 8, FONT = 11, CHART = 84;
 // Zoom stops when a cell is this many CSS pixels; the minimap's longer side.
 const ZOOM_CELL = 48, MINIMAP = 96;
+// Zoomed into a table of blocks, windows of at most this many cells are drawn cell by cell.
+const WINDOW_CELLS = 2 ** 21;
 
 const STYLE = `
 .plot { position: relative; width: max-content; max-width: 100%; touch-action: manipulation; cursor: crosshair; border-radius: 2px; }
@@ -29,6 +32,7 @@ const STYLE = `
 .zoombar { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; margin: 4px 0; color: var(--attn-muted); font-size: 11px; }
 .plot .minimap { position: absolute; top: 4px; right: 4px; border: 1px solid var(--attn-line); outline: 2px solid var(--attn-bg); cursor: pointer; opacity: 0.92; }
 .plot .minimap[hidden] { display: none; }
+.plot .minimap .viewport { position: absolute; box-sizing: border-box; min-width: 4px; min-height: 4px; border: 2px solid var(--attn-focus); outline: 1px solid var(--attn-bg); pointer-events: none; }
 .plot canvas { display: block; }
 .plot .overlay { position: absolute; inset: 0; pointer-events: none; }
 .readout { min-height: 1.4em; margin: 4px 0; color: var(--attn-muted); overflow-wrap: anywhere; }
@@ -50,8 +54,11 @@ export class AttnHeatmap extends AttnElement {
   static maxPrecomputedTokens = MAX_PRECOMPUTED_TOKENS;
 
   #layout = null;       // { gutter, cell, plot, n, labels }
-  #layers = null;       // { key, cells, mask, masked }
-  #canvases = new MatrixLayers();  // reused by every redraw: no n²-sized allocation
+  #layers = null;       // { result, key, theme, weights, overview, kQ, kK, tops, top, cells, mask, minimap }
+  // Pixel canvases reused by every redraw (no n²-sized allocation).
+  #pixels = { cells: new PixelMatrix(), mask: new PixelMatrix(), windowCells: new PixelMatrix(), windowMask: new PixelMatrix(), minimap: new PixelMatrix() };
+  #window = null;       // the zoom window's image: { layers, cells, mask, i0, i1, j0, j1 }
+  #hatch = {};          // drawMatrix's cache
   #legendKey = null;    // the theme the legend's ramp was drawn with
   #cursor = null;       // { i, j } under the pointer or keyboard
   #pointer = false;
@@ -85,7 +92,11 @@ export class AttnHeatmap extends AttnElement {
     this.pinned = h('div', { class: 'pinned', part: 'pinned', hidden: true }, this.pinTitle, this.chart);
     this.legendNote = h('span', { class: 'note', hidden: true });
     this.legend.append(this.legendNote);
-    this.minimap = h('canvas', { class: 'minimap', part: 'minimap', 'aria-hidden': 'true', title: 'Click to move the zoomed window' });
+    // The whole table and a frame where the window is (keyboard users read the zoom bar).
+    this.minimapImage = h('canvas', { 'aria-hidden': 'true' });
+    this.viewport = h('div', { class: 'viewport' });
+    this.minimap = h('div', { class: 'minimap', part: 'minimap', 'aria-hidden': 'true', title: 'Click to move the zoomed window' },
+      this.minimapImage, this.viewport);
     this.zoomText = h('span', { class: 'zoom-level' });
     this.minimap.hidden = true;
     this.plot.append(this.minimap);  // over the plot's top-right corner, in view while zooming
@@ -148,14 +159,24 @@ export class AttnHeatmap extends AttnElement {
     const theme = this.theme;
     const colorScale = this.colorScale;
     const key = `${this.layer}/${this.head}/${colorScale}`;
-    if (this.#layers?.result !== result || this.#layers.key !== key || this.#layers.theme !== theme) {
-      const weights = this.weights;
-      const { masked, layer } = this.#canvases.masks(result.masks, n, nK);
-      // The cells are coloured by position on the scale; the readout keeps `weights`.
-      const shown = colorPositions(colorScale, weights, n, nK, masked, { into: this.#layers?.shown });
-      this.#layers = { result, key, theme, weights, masked, colorScale, shown: shown === weights ? null : shown,
-        top: colorScale === 'max' ? largestWeight(weights, masked) : 1,
-        cells: this.#canvases.cells(shown, n, theme.scale, masked, nK), mask: layer };
+    let layers = this.#layers;
+    if (layers?.result !== result || layers.key !== key) {
+      const weights = this.weights, masks = result.masks;
+      const kQ = Math.ceil(n / OVERVIEW), kK = Math.ceil(nK / OVERVIEW);
+      const tops = { rows: colorScale === 'row' ? rowTops(weights, n, nK, masks) : null };
+      const overview = blockPositions(weights, nK, { i1: n, kQ, kK }, colorScale, masks, tops);
+      layers = this.#layers = { result, key, weights, colorScale, overview, kQ, kK, tops: { ...tops, top: overview.top },
+        top: colorScale === 'max' ? overview.top : 1, anyMasked: !!(masks.causal || masks.keyMask) };
+    }
+    if (layers.theme !== theme || !layers.cells) {
+      const { positions, masked, rows, cols } = layers.overview;
+      layers.theme = theme;
+      layers.cells = cellsLayer(positions, rows, theme.scale, masked, cols, this.#pixels.cells);
+      layers.mask = maskLayer(masked, rows, cols, this.#pixels.mask);
+      const k = Math.ceil(Math.max(rows, cols) / MINIMAP), small = blockPositions(positions, cols, { i1: rows, kQ: k, kK: k });
+      layers.minimap = cellsLayer(small.positions, small.rows, theme.scale, null, small.cols, this.#pixels.minimap);
+      this.#hatch.stale = true;
+      this.#window = null;
     }
     if (this.#viewKey !== `${n}×${nK}`) {  // new table size: start unzoomed
       this.#viewKey = `${n}×${nK}`;
@@ -167,7 +188,7 @@ export class AttnHeatmap extends AttnElement {
     const what = result.layers > 1 || result.heads > 1 || isAggregate(this.layer, this.head)
       ? `, ${selectionLabel(result, this.layer, this.head)}` : '';
     this.plot.setAttribute('aria-label', `Attention weights of ${shape}${what}: rows are queries, columns are keys. ` +
-      'Arrow keys move, Enter pins a row, + and − zoom, 0 resets the zoom.');
+      'Arrow keys move (with Shift, by a window), Enter pins a row, + and − zoom, 0 resets the zoom.');
     if (this.#cursor) this.#cursor = { i: Math.min(this.#cursor.i, n - 1), j: Math.min(this.#cursor.j, nK - 1) };
     this.#drawView();
   }
@@ -300,13 +321,12 @@ export class AttnHeatmap extends AttnElement {
     sizeCanvas(this.overlay, width, height, ratio);
     ctx.fillStyle = css(theme.bg);
     ctx.fillRect(0, 0, width, height);
-    const source = v.zoomed ? { x: v.x, y: v.y, width: v.visibleCols, height: v.visibleRows } : null;
-    drawMatrix(ctx, { cells: this.#layers.cells, mask: this.#layers.mask, x: gutter, y: gutter,
-      width: plotWidth, height: plotHeight, source, theme, ratio, cache: this.#canvases.hatch });
+    const { cells, mask, source } = this.#visibleImage(nQ, nK);
+    drawMatrix(ctx, { cells, mask, x: gutter, y: gutter, width: plotWidth, height: plotHeight, source, theme, ratio, cache: this.#hatch });
     if (labels) {
       const { tokens } = this.result, keys = this.result.keyTokens ?? tokens;
       ctx.fillStyle = css(theme.fg);
-      ctx.font = `${FONT}px ${theme.fontFamily}`;
+      ctx.font = `${Math.min(FONT, Math.floor(s))}px ${theme.fontFamily}`;  // 8 px rows: 8 px text
       ctx.textBaseline = 'middle';
       const visible = (first, count, total) => [Math.max(0, Math.floor(first)), Math.min(total, Math.ceil(first + count))];
       const [i0, i1] = visible(v.y, v.visibleRows, nQ), [j0, j1] = visible(v.x, v.visibleCols, nK);
@@ -325,6 +345,30 @@ export class AttnHeatmap extends AttnElement {
     this.renderStats.cells++;
   }
 
+  // The overview's blocks, or zoomed into a table of blocks, its visible cells one by one, with a
+  // margin of an eighth of the window per side, so that small pans reuse the image.
+  #visibleImage(nQ, nK) {
+    const v = this.#view, l = this.#layers, { kQ, kK } = l;
+    if ((kQ > 1 || kK > 1) && v.visibleRows * v.visibleCols <= WINDOW_CELLS) {
+      let w = this.#window;
+      const fits = w?.layers === l && v.y >= w.i0 && v.y + v.visibleRows <= w.i1 && v.x >= w.j0 && v.x + v.visibleCols <= w.j1
+        && (w.i1 - w.i0) * (w.j1 - w.j0) <= 2 * v.visibleRows * v.visibleCols;  // not one of a lower zoom
+      if (!fits) {
+        const mr = Math.ceil(v.visibleRows / 8), mc = Math.ceil(v.visibleCols / 8);
+        const i0 = Math.max(0, Math.floor(v.y) - mr), i1 = Math.min(nQ, Math.ceil(v.y + v.visibleRows) + mr);
+        const j0 = Math.max(0, Math.floor(v.x) - mc), j1 = Math.min(nK, Math.ceil(v.x + v.visibleCols) + mc);
+        const b = blockPositions(l.weights, nK, { i0, i1, j0, j1 }, l.colorScale, this.result.masks, l.tops);
+        const theme = this.theme;
+        w = this.#window = { layers: l, i0, i1, j0, j1,
+          cells: cellsLayer(b.positions, b.rows, theme.scale, b.masked, b.cols, this.#pixels.windowCells),
+          mask: maskLayer(b.masked, b.rows, b.cols, this.#pixels.windowMask) };
+        this.#hatch.stale = true;
+      }
+      return { cells: w.cells, mask: w.mask, source: { x: v.x - w.j0, y: v.y - w.i0, width: v.visibleCols, height: v.visibleRows } };
+    }
+    return { cells: l.cells, mask: l.mask, source: { x: v.x / kK, y: v.y / kQ, width: v.visibleCols / kK, height: v.visibleRows / kQ } };
+  }
+
   // The zoom buttons, and when zoomed the minimap: the whole table with the window outlined.
   #drawZoombar(theme) {
     const v = this.#view;
@@ -338,19 +382,18 @@ export class AttnHeatmap extends AttnElement {
     const { nQ, nK } = this.#layout;
     const scale = MINIMAP / Math.max(nQ, nK);
     const w = Math.max(8, nK * scale), hgt = Math.max(8, nQ * scale);
-    const ctx = sizeCanvas(this.minimap, w, hgt);
-    ctx.clearRect(0, 0, w, hgt);
-    drawMatrix(ctx, { cells: this.#layers.cells, mask: null, x: 0, y: 0, width: w, height: hgt, theme });
-    ctx.lineWidth = 2;
-    ctx.strokeStyle = css(theme.focus);
-    const sx = w / nK, sy = hgt / nQ;
-    ctx.strokeRect(v.x * sx, v.y * sy, Math.max(2, v.visibleCols * sx), Math.max(2, v.visibleRows * sy));
+    drawMatrix(sizeCanvas(this.minimapImage, w, hgt), { cells: this.#layers.minimap, x: 0, y: 0, width: w, height: hgt, theme });
+    const sx = w / nK, sy = hgt / nQ, box = this.viewport.style;
+    box.left = `${v.x * sx}px`;
+    box.top = `${v.y * sy}px`;
+    box.width = `${v.visibleCols * sx}px`;
+    box.height = `${v.visibleRows * sy}px`;
     this.zoomText.textContent = `Zoom ${fmtZoom(v.zoom)} · rows ${Math.floor(v.y) + 1}–${Math.ceil(v.y + v.visibleRows)}, ` +
       `columns ${Math.floor(v.x) + 1}–${Math.ceil(v.x + v.visibleCols)} of ${nQ}×${nK}`;
   }
 
   #drawLegend(theme) {
-    const masked = this.#layers.masked !== null;
+    const masked = this.#layers.anyMasked;
     const { colorScale, top } = this.#layers;
     if (colorScale === 'linear') {
       if (this.scaleLegend.firstChild !== this.linearLegend[0]) this.scaleLegend.replaceChildren(...this.linearLegend);
@@ -517,10 +560,13 @@ export class AttnHeatmap extends AttnElement {
       else this.zoomBy(k === '-' || k === '_' ? 0.5 : 2);
       return;
     }
-    if (k === 'ArrowUp') i--;
-    else if (k === 'ArrowDown') i++;
-    else if (k === 'ArrowLeft') j--;
-    else if (k === 'ArrowRight') j++;
+    // Shift+arrows move by a window: across 8192 tokens one cell is no pan.
+    const rows = event.shiftKey ? Math.max(1, Math.floor(this.#view.visibleRows)) : 1;
+    const cols = event.shiftKey ? Math.max(1, Math.floor(this.#view.visibleCols)) : 1;
+    if (k === 'ArrowUp') i -= rows;
+    else if (k === 'ArrowDown') i += rows;
+    else if (k === 'ArrowLeft') j -= cols;
+    else if (k === 'ArrowRight') j += cols;
     else if (k === 'PageUp') i -= 10;
     else if (k === 'PageDown') i += 10;
     else if (k === 'Home') { j = 0; if (event.ctrlKey || event.metaKey) i = 0; }

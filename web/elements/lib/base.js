@@ -390,7 +390,8 @@ export class AttnElement extends HTMLElementBase {
     if (abort.signal.aborted || this.#need >= LOAD) return false;
     this.#raw = raw;
     this.#data = data;
-    this.#need = Math.max(this.#need, COMPUTE);
+    // No further request: the iteration that loaded goes on to compute and draw (asking for
+    // COMPUTE here computed and drew every new data twice: 2× the first draw of 8192 tokens).
     return true;
   }
 

@@ -54,21 +54,39 @@ function firstAfter(positions, position) {
   return lo;
 }
 
+/** The first key of row `i` a causal mask hides (nK when none): row loops stop there. */
+export function causalEnd(masks, i, nK) {
+  if (!masks.causal) return nK;
+  return masks.keyPositions ? firstAfter(masks.keyPositions, masks.queryPositions[i]) : Math.min(nK, i + 1);
+}
+
 // Rows of `weights` re-weighted into `out` (same length, rows of nK; row r is query r % nQ).
 function reweightInto(weights, out, nQ, nK, temperature, masks) {
-  const power = 1 / temperature, n = nK;
+  const power = 1 / temperature, n = nK, keep = masks.keyMask;
   for (let r = 0; r < out.length / n; r++) {
-    const i = r % nQ, row = r * n;
-    let sum = 0;
-    for (let j = 0; j < n; j++) {
-      const w = weights[row + j];
-      const x = isMasked(masks, i, j) || w === 0 ? 0 : power === 1 ? w : w ** power;
-      out[row + j] = x;
-      sum += x;
+    const row = r * n, end = causalEnd(masks, r % nQ, n);
+    if (power === 1 && !keep) normalizeRow(weights, out, row, row + end);  // a causal mask alone
+    else {
+      let sum = 0;
+      for (let j = 0; j < end; j++) {
+        const w = weights[row + j];
+        const x = (keep && keep[j] === 0) || w === 0 ? 0 : power === 1 ? w : w ** power;
+        out[row + j] = x;
+        sum += x;
+      }
+      if (sum > 0) for (let j = 0; j < end; j++) out[row + j] /= sum;
     }
-    if (sum > 0) for (let j = 0; j < n; j++) out[row + j] /= sum;
+    out.fill(0, row + end, row + n);
   }
   return out;
+}
+
+// The loop above with nothing masked and T = 1: alone, V8 optimises it (8192²: ~3× faster).
+function normalizeRow(weights, out, from, to) {
+  let sum = 0;
+  for (let c = from; c < to; c++) sum += weights[c];
+  if (!(sum > 0)) sum = 1;
+  for (let c = from; c < to; c++) out[c] = weights[c] / sum;
 }
 
 // The weights of one layer per entry, computed head by head when read (lazy-weights.js): a

