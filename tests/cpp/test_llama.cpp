@@ -219,7 +219,7 @@ TEST_CASE("Hugging Face safetensors tensor by tensor (header, then each tensor's
     REQUIRE(load_huggingface(config, span(st), whole, kUnlimited) == "");
     HfLoader loader;
     REQUIRE(loader.begin(config, pieces) == "");
-    std::uint64_t header = 0;
+    std::size_t header = 0;
     for (int i = 7; i >= 0; --i) header = header << 8 | st[static_cast<std::size_t>(i)];
     // A head cut short is refused; the whole head plans every tensor, in file order.
     CHECK(loader.begin_shard({st.data(), 8 + header - 1}, st.size(), "model.safetensors", kUnlimited).find("cut short") != std::string::npos);
