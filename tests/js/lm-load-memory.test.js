@@ -5,6 +5,7 @@
 // read by byte ranges, so JavaScript never holds the whole file either.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -14,15 +15,33 @@ import { maxAbsDiff, reference } from './transformer-reference.js';
 
 const MiB = 2 ** 20;
 const folders = [];
-let lens, baseline;
+let lens, baseline, server, base;
 before(async () => {
   lens = await init();
+  // Files served as a page's server would: with their length, or (under /chunked/) without it.
+  server = http.createServer((req, res) => {
+    const chunked = req.url.startsWith('/chunked/');
+    const file = decodeURIComponent(req.url.replace(/^\/chunked/, ''));
+    let bytes;
+    try {
+      bytes = readFileSync(file);
+    } catch {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, chunked ? {} : { 'Content-Length': bytes.byteLength });
+    for (let at = 0; at < bytes.byteLength; at += 1 << 20) res.write(bytes.subarray(at, at + (1 << 20)));
+    res.end();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}`;
   // The heap of a module holding a tiny model: what every module has before its weights.
   const tiny = folder(gpt2Checkpoint({ seed: 1, dim: 8, layers: 1, heads: 2, positions: 8, vocab: 50257 }), 'F32', 'gpt2');
   const m = (await lens.loadModel(tiny)).memory();
   baseline = m.heapSize - m.weights;
 });
 after(() => {
+  server?.close();
   for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -64,6 +83,9 @@ describe('loading a checkpoint keeps the heap at the weights', () => {
       'a folder path': () => dir,
       'the file as bytes': () => ({ config: path.join(dir, 'config.json'), tokenizer: path.join(dir, 'tokenizer.json'), weights: new Uint8Array(fileBytes) }),
       'a File': () => ({ config: path.join(dir, 'config.json'), tokenizer: path.join(dir, 'tokenizer.json'), weights: new File([fileBytes], 'model.safetensors') }),
+      // Streamed as it arrives; without a Content-Length the body is read whole first.
+      'a URL (streamed)': () => ({ config: path.join(dir, 'config.json'), tokenizer: path.join(dir, 'tokenizer.json'), weights: new URL(`${base}${path.join(dir, 'model.safetensors')}`) }),
+      'a URL without a length': () => ({ config: path.join(dir, 'config.json'), tokenizer: path.join(dir, 'tokenizer.json'), weights: new URL(`${base}/chunked${path.join(dir, 'model.safetensors')}`) }),
     };
     for (const [how, source] of Object.entries(sources))
       it(`${label} from ${how}: heap ≤ 1.2 × (baseline + weights + one tensor); the model computes as the reference`, async () => {

@@ -248,8 +248,8 @@ async function load(parts, report, variant, context, engine) {
 }
 
 // Each shard handed to the module tensor by tensor: the heap holds the weights and one tensor,
-// never a whole shard. A File or a Node path is read by ranges (nothing but one tensor in
-// memory); a URL or bytes are read whole and dropped before the next shard.
+// never a whole shard. A File or a Node path is read by ranges and a URL streamed (nothing but
+// one tensor in memory); bytes given are the caller's.
 async function loadShards(module, parts, read, progress) {
   let shards = Array.isArray(parts.weights) ? parts.weights : [parts.weights];
   let index = null;
@@ -298,7 +298,7 @@ async function openShard(reader, read, progress) {
     size: ranges.size,
     async range(begin, end) {
       const bytes = await ranges.read(begin, end);
-      report((loaded += bytes.byteLength), ranges.size);
+      report(Math.min((loaded += bytes.byteLength), ranges.size), ranges.size);  // the header is read twice
       return bytes;
     },
     close: () => ranges.close(),

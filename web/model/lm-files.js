@@ -1,6 +1,6 @@
 // Where a language model's files come from, as readers that fetch each file only when the
-// loader wants it (a File or a Node path by byte ranges, so that one tensor at a time sits beside
-// the weights; a URL one shard at a time).
+// loader wants it (a File or a Node path by byte ranges, a URL streamed, so that one tensor at a
+// time sits beside the weights).
 //   file: bytes | URL | path (Node) / relative URL (page) | File / Blob
 //   folder: a Node directory path, a URL ending '/', a FileList or an array of Files, holding
 //     config.json, model.safetensors or model.safetensors.index.json (+ its shards), and
@@ -21,8 +21,8 @@ const utf8 = new TextEncoder();
 
 /**
  * A reader for one file: { name (for messages), key (a cache key or null), read(progress) →
- * Promise<Uint8Array>, sibling(fileName) → reader | null, and for files that can be read by
- * byte ranges (a File, a path in Node) open() → Promise<{ size, read(begin, end), close() } | null> }.
+ * Promise<Uint8Array>, sibling(fileName) → reader | null, and for files rather than bytes
+ * open() → Promise<{ size, read(begin, end), close() }> (source.js openRanges) }.
  */
 export function fileReader(value, name) {
   if (isBytes(value))

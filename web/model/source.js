@@ -136,10 +136,12 @@ async function fromTfjsFiles(modelUrl, progress, modelBytesRead) {
 
 /**
  * A file read by byte ranges, for loaders that want one piece at a time: { size, read(begin,
- * end) → Promise<Uint8Array>, close() } for a file: URL in Node, else null (read it whole).
+ * end) → Promise<Uint8Array>, close() }; a file: URL (Node) at any offset, a fetched one streamed
+ * front to back (streamRanges).
  */
 export async function openRanges(url) {
-  if (url.protocol !== 'file:' || !isNode) return null;
+  if (url.protocol !== 'file:') return streamRanges(url);
+  if (!isNode) throw new TypeError(`cannot read ${url.href}: file: URLs work in Node only`);
   const fs = await nodeBuiltin('fs');
   let handle;
   try {
@@ -168,6 +170,70 @@ export function blobRanges(blob) {
   return { size: blob.size, read: async (begin, end) => new Uint8Array(await blob.slice(begin, end).arrayBuffer()), close() {} };
 }
 
+async function fetchModelFile(url) {
+  const origin = globalThis.location?.origin;
+  if (!isNode && /^https?:$/.test(url.protocol) && origin && url.origin !== origin)
+    throw new TypeError(
+      `${url.href} is on another origin than this page (${origin}): attnlens loads models from ` +
+      'the same origin only (no network beyond the page\'s own server)');
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    throw new Error(`cannot fetch the model file ${url.href}: ${e.message}`);
+  }
+  if (!response.ok) throw new Error(`cannot fetch the model file ${url.href}: HTTP ${response.status}`);
+  return response;
+}
+
+// A fetched file read front to back as its body arrives: read(begin, end) may go back no further
+// than the previous call's begin (a header read twice, then tensors in file order), so only the
+// piece asked for and the chunk being read are held: a shard of any size, even past what one
+// ArrayBuffer of a page can hold (~2 GiB), streams through.
+async function streamRanges(url) {
+  const response = await fetchModelFile(url);
+  const size = Number(response.headers.get('Content-Length'));
+  const encoded = (response.headers.get('Content-Encoding') ?? 'identity') !== 'identity';
+  if (!response.body || !(size > 0) || encoded) {  // the length of what arrives is unknown: whole
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return { size: bytes.byteLength, read: async (begin, end) => bytes.subarray(begin, end), close() {} };
+  }
+  const body = response.body.getReader();
+  const chunks = [];  // consecutive, covering [start, start + held)
+  let start = 0, held = 0;
+  return {
+    size,
+    async read(begin, end) {
+      if (begin < start) throw new Error(`reading ${url.href}: byte ${begin} was already passed (streamed front to back)`);
+      while (start + held < end) {
+        const { done, value } = await body.read();
+        if (done) throw new Error(`cannot fetch the model file ${url.href}: it ended at ${start + held} of ${size} bytes`);
+        chunks.push(value);
+        held += value.byteLength;
+      }
+      while (chunks.length && start + chunks[0].byteLength <= begin) {
+        start += chunks[0].byteLength;
+        held -= chunks.shift().byteLength;
+      }
+      if (chunks[0] && start + chunks[0].byteLength >= end) return chunks[0].subarray(begin - start, end - start);
+      const out = new Uint8Array(end - begin);
+      for (let i = 0, at = start; at < end; at += chunks[i++].byteLength) {
+        const c = chunks[i], from = Math.max(begin - at, 0), to = Math.min(end - at, c.byteLength);
+        if (to > from) out.set(c.subarray(from, to), at + from - begin);
+      }
+      return out;
+    },
+    // A short tail (tensors the model does not use) is read to the end, so that the request
+    // completes rather than being aborted; a long one (after an error) is cancelled.
+    async close() {
+      try {
+        if (size - start - held > 16 * 2 ** 20) return await body.cancel();
+        while (!(await body.read()).done);  // to its end, so that the request completes
+      } catch {}  // nothing more is wanted from it
+    },
+  };
+}
+
 export async function readBytes(url, progress) {
   if (url.protocol === 'file:') {
     if (!isNode) throw new TypeError(`cannot read ${url.href}: file: URLs work in Node only`);
@@ -181,18 +247,7 @@ export async function readBytes(url, progress) {
     progress(data.byteLength, data.byteLength);
     return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   }
-  const origin = globalThis.location?.origin;
-  if (!isNode && /^https?:$/.test(url.protocol) && origin && url.origin !== origin)
-    throw new TypeError(
-      `${url.href} is on another origin than this page (${origin}): attnlens loads models from ` +
-      'the same origin only (no network beyond the page\'s own server)');
-  let response;
-  try {
-    response = await fetch(url);
-  } catch (e) {
-    throw new Error(`cannot fetch the model file ${url.href}: ${e.message}`);
-  }
-  if (!response.ok) throw new Error(`cannot fetch the model file ${url.href}: HTTP ${response.status}`);
+  const response = await fetchModelFile(url);
   const total = Number(response.headers.get('Content-Length')) || 0;
   if (!response.body) {
     const all = new Uint8Array(await response.arrayBuffer());
