@@ -10,9 +10,9 @@ import { promptIds } from './model-files.js';
 import { parameterCount, shapeOf } from './model-shapes.js';
 import { readBytes, writeModelFiles } from './models.mjs';
 import { loadOurs, timeGreedy } from './models-ours.js';
+import { formatBig } from './models-report.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const MiB = 2 ** 20;
 const errorOf = (e) => String(e?.message ?? e).split('\n')[0];
 
 export async function benchBig(o, { log = () => {}, shapeName = 'tinyllama-1.1b', dtype = 'BF16', newTokens = 16 } = {}) {
@@ -31,7 +31,8 @@ export async function benchBig(o, { log = () => {}, shapeName = 'tinyllama-1.1b'
   const lens = await init();
   try {
     const { lm, ms, memory } = await loadOurs(lens, files);
-    result.node = { loadMs: ms, heapBytes: memory.heapSize, heapInUse: memory.inUse, rssAddedBytes: process.memoryUsage().rss - rss0 };
+    result.node = { loadMs: ms, heapBytes: memory.heapSize, heapInUse: memory.inUse, memory,
+      rssAddedBytes: process.memoryUsage().rss - rss0, peakRssBytes: process.resourceUsage().maxRSS * 1024 };
     const g = timeGreedy(lm, promptIds(shape, spec.promptTokens), { steps: newTokens, runs: 1 });
     result.node.greedy = { tokens: g.tokens, decodeTokensPerSecond: g.decodeTokensPerSecond, prefillMs: g.prefillMs };
   } catch (e) {
@@ -50,16 +51,4 @@ export async function benchBig(o, { log = () => {}, shapeName = 'tinyllama-1.1b'
     log(`Chromium: ${result.chromium.error ? `stopped: ${result.chromium.error}` : `loaded in ${result.chromium.loadMs.toFixed(0)} ms`}`);
   }
   return { json: result, text: formatBig(result) };
-}
-
-function formatBig(r) {
-  const side = (name, x) => {
-    if (!x) return `- ${name}: not run`;
-    if (x.error) return `- ${name}: **stopped**: ${x.error}${x.rssAddedBytes ? ` (process memory grew ${(x.rssAddedBytes / MiB).toFixed(0)} MiB before it)` : ''}`;
-    const g = x.greedy;
-    return `- ${name}: loaded in ${x.loadMs.toFixed(0)} ms, heap ${(x.heapBytes / MiB).toFixed(0)} MiB` +
-      `${g ? `, greedy ${g.decodeTokensPerSecond.toFixed(2)} tokens/s over ${g.tokens} tokens (first token after ${g.prefillMs.toFixed(0)} ms)` : ''}`;
-  };
-  return [`## bench:models --big: ${r.shape.name} (${r.shape.note}), ${r.shape.parameters.toLocaleString('en-US')} parameters, ${r.dtype} random weights, ` +
-    `safetensors ${(r.fileBytes / MiB).toFixed(0)} MiB`, side('Node', r.node), side(`Chromium ${r.chromium?.browser ?? ''} (isolated page)`, r.chromium)].join('\n');
 }

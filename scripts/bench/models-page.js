@@ -63,7 +63,7 @@ async function oursFor(lens, spec, shape, dtype, folder) {
     const check = lm.generate(promptIds(shape, spec.promptTokens), { steps: spec.checkTokens, temperature: 0 });
     const prefill = timePrefill(lm, promptIds(shape, spec.prefillTokens, 13), { runs: spec.generateRuns });
     const headsGrid = dtype === 'F16' && spec.headsGrid ? await headsGridRedraw(lm, shape, spec.headsGrid) : undefined;
-    return { loadMs: ms, heapBytes: memory.heapSize, greedy, prefill, headsGrid,
+    return { loadMs: ms, heapBytes: memory.heapSize, heapInUse: memory.inUse, memory, greedy, prefill, headsGrid,
       check: { text: check.text, ids: Array.from(check.ids), top: check.steps.map((s) => s.candidates.slice(0, 3).map((c) => ({ id: c.id, p: c.p }))) } };
   } catch (e) {
     return { error: errorOf(e) };
