@@ -13,7 +13,7 @@ const wholeBuffer = (b) => (b instanceof ArrayBuffer ? b : b.byteOffset === 0 &&
 
 /** { lm, ms, memory } of lens.loadModel() on the files' bytes (already in memory). */
 export async function loadOurs(lens, { config, weights, tokenizer }) {
-  const buffer = wholeBuffer(weights);
+  const buffer = Array.isArray(weights) ? weights.map(wholeBuffer) : wholeBuffer(weights);  // one file or its shards
   const t0 = performance.now();
   const lm = await lens.loadModel({ config, weights: buffer, tokenizer });
   const ms = performance.now() - t0;

@@ -47,14 +47,20 @@ async function headsGridRedraw(lm, shape, { tokens = 64, redraws = 5 } = {}) {
 
 async function oursFor(lens, spec, shape, dtype, folder) {
   let files;
+  // One model.safetensors, or (spec.shards, --big) the shards named there, relative to the folder.
+  const weightFiles = spec.shards ?? [`${dtype}/model.safetensors`];
+  let reading = weightFiles[0];
   try {  // a file too large for one ArrayBuffer in this browser stops here, and is reported so
+    const weights = [];
+    for (const f of weightFiles) weights.push(await bytesOf(`${folder}/${(reading = f)}`));
+    reading = `${dtype}/config.json`;
     files = { config: JSON.parse(new TextDecoder().decode(await bytesOf(`${folder}/${dtype}/config.json`))),
-      weights: await bytesOf(`${folder}/${dtype}/model.safetensors`),
+      weights: spec.shards ? weights : weights[0],
       tokenizer: await bytesOf(`${folder}/${shape.arch === 'gpt2' ? 'tokenizer.json' : 'tokenizer.bin'}`) };
   } catch (e) {
-    const head = await fetch(`${folder}/${dtype}/model.safetensors`, { method: 'HEAD' }).catch(() => null);
+    const head = await fetch(`${folder}/${reading}`, { method: 'HEAD' }).catch(() => null);
     const size = Number(head?.headers.get('Content-Length'));
-    return { error: `reading ${dtype}/model.safetensors${size ? ` (${(size / 2 ** 30).toFixed(2)} GiB)` : ''} into the page failed: ${errorOf(e)}` };
+    return { error: `reading ${reading}${size ? ` (${(size / 2 ** 30).toFixed(2)} GiB)` : ''} into the page failed: ${errorOf(e)}` };
   }
   console.log(`ours ${shape.name} ${dtype}: loading`);
   try {

@@ -142,6 +142,10 @@ export function formatBig(r) {
       `${x.peakRssBytes ? `, process RSS at its peak ${(x.peakRssBytes / MiB).toFixed(0)} MiB (the file's bytes, read first, included)` : ''}` +
       `${g ? `, greedy ${g.decodeTokensPerSecond.toFixed(2)} tokens/s over ${g.tokens} tokens (first token after ${g.prefillMs.toFixed(0)} ms)` : ''}`;
   };
+  const shards = r.shards ? ` the same bytes in ${r.shards.count} shards (${r.shards.bytes.map((b) => `${(b / MiB).toFixed(0)} MiB`).join(' + ')})` : '';
   return [`## bench:models --big: ${r.shape.name} (${r.shape.note}), ${r.shape.parameters.toLocaleString('en-US')} parameters, ${r.dtype} random weights, ` +
-    `safetensors ${(r.fileBytes / MiB).toFixed(0)} MiB`, side('Node', r.node), side(`Chromium ${r.chromium?.browser ?? ''} (isolated page)`, r.chromium)].join('\n');
+    `safetensors ${(r.fileBytes / MiB).toFixed(0)} MiB`, side('Node, one file', r.node),
+  ...(r.nodeShards ? [side(`Node,${shards}`, r.nodeShards)] : []),
+  side(`Chromium ${r.chromium?.browser ?? ''} (isolated page), one file`, r.chromium),
+  ...(r.chromiumShards ? [side(`Chromium (isolated page),${shards}`, r.chromiumShards)] : [])].join('\n');
 }

@@ -28,9 +28,10 @@ const rule = (aligns) => `|${aligns.map((a) => (a === 'r' ? '---:' : '---')).joi
 export function heading(s) {
   const m = s.machine ?? {};
   const runtime = s.runtime === 'chromium' ? `headless Chromium ${s.browser ?? ''}`.trim() : `Node ${m.node} (V8 ${m.v8})`;
+  // A section run later in its process (the threads page) carries its own start load.
   const clock = s.cpuTime ? 'process CPU time' : 'wall clock';
   return `Printed by \`${s.command}\` on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; ${runtime}; ` +
-    `${(m.date ?? '').slice(0, 16).replace('T', ' ')} UTC, ${busy(m.loadAverageStart, m.loadAverage, m.cores)}; ${clock}.`;
+    `${(m.date ?? '').slice(0, 16).replace('T', ' ')} UTC, ${busy(s.loadAverageStart ?? m.loadAverageStart, m.loadAverage, m.cores)}; ${clock}.`;
 }
 
 /**
