@@ -132,7 +132,10 @@ function modelsBlock(d) {
   const s = { command: d.command ?? 'npm run bench:models', machine: d.machine ?? {}, runtime: 'node' };
   const browser = d.kind === 'bench:models' ? d.shapes?.find((x) => x.browser)?.browser?.browser : d.chromium?.browser;
   const text = d.kind === 'bench:models' ? formatModels(d.shapes, d.targets, d.env) : formatBig(d);
-  const body = text.split('\n').slice(1).map((l) => (l.startsWith('### ') ? `#${l}` : l)).join('\n').trim();
+  const [first, ...rest] = text.split('\n');
+  // --big's first line names the model; the shapes' tables name theirs in their own headings.
+  const lead = d.kind === 'bench:models --big' ? [`${first.replace(/^## bench:models --big: /, '')}:`, ''] : [];
+  const body = [...lead, ...rest.map((l) => (l.startsWith('### ') ? `#${l}` : l))].join('\n').trim();
   return [`${heading(s).replace(/\.$/, '')}${browser ? `; the page in headless Chromium ${browser}` : ''}.`, '', body].join('\n');
 }
 
