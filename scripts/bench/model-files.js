@@ -173,6 +173,42 @@ export function safetensorsBytes(s, dtype, seed) {
   return out;
 }
 
+/**
+ * A safetensors file cut into `count` shards of about equal size (whole tensors, in order), as
+ * the Hub shards large models (model-0000i-of-0000n.safetensors): { names, shards, index }, where
+ * `index` is the model.safetensors.index.json object. The values are the file's, byte for byte.
+ */
+export function splitSafetensors(bytes, count) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
+  const data = bytes.subarray(8 + headerLength);
+  const tensors = Object.entries(header).filter(([k]) => k !== '__metadata__').sort((a, b) => a[1].data_offsets[0] - b[1].data_offsets[0]);
+  const groups = Array.from({ length: count }, () => []);
+  for (const t of tensors) groups[Math.min(count - 1, Math.floor((t[1].data_offsets[0] * count) / data.byteLength))].push(t);
+  const names = groups.map((_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(count).padStart(5, '0')}.safetensors`);
+  const weightMap = {};
+  const shards = groups.map((group, i) => {
+    const h = { __metadata__: header.__metadata__ ?? { format: 'pt' } };
+    let offset = 0;
+    for (const [name, t] of group) {
+      const size = t.data_offsets[1] - t.data_offsets[0];
+      h[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + size] };
+      offset += size;
+      weightMap[name] = names[i];
+    }
+    let json = JSON.stringify(h);
+    json += ' '.repeat((8 - ((8 + json.length) % 8)) % 8);
+    const text = new TextEncoder().encode(json);
+    const out = new Uint8Array(8 + text.length + offset);
+    new DataView(out.buffer).setUint32(0, text.length, true);
+    out.set(text, 8);
+    for (const [name, t] of group) out.set(data.subarray(t.data_offsets[0], t.data_offsets[1]), 8 + text.length + h[name].data_offsets[0]);
+    return out;
+  });
+  return { names, shards, index: { metadata: { total_size: data.byteLength }, weight_map: weightMap } };
+}
+
 /** config.json of a shape, as the Hub's Llama / GPT-2 configs spell it. */
 export function configJson(s, dtype) {
   const torchDtype = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype];

@@ -5,10 +5,17 @@ import { median } from './core.js';
 
 export { median };
 
+// The weights go in as an ArrayBuffer: loadModel tests String(source.weights) against
+// /\.index\.json$/ (web/model/language-model.js, describeSource), and a typed array's string is
+// every byte joined by commas, which V8 cannot build past ~100 M bytes ("invalid array length",
+// a fatal JS heap out of memory at GPT-2 small's 250 MB F16 file); an ArrayBuffer's is its tag.
+const wholeBuffer = (b) => (b instanceof ArrayBuffer ? b : b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.slice().buffer);
+
 /** { lm, ms, memory } of lens.loadModel() on the files' bytes (already in memory). */
 export async function loadOurs(lens, { config, weights, tokenizer }) {
+  const buffer = Array.isArray(weights) ? weights.map(wholeBuffer) : wholeBuffer(weights);  // one file or its shards
   const t0 = performance.now();
-  const lm = await lens.loadModel({ config, weights, tokenizer });
+  const lm = await lens.loadModel({ config, weights: buffer, tokenizer });
   const ms = performance.now() - t0;
   return { lm, ms, memory: lm.memory() };
 }

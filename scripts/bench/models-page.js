@@ -47,14 +47,20 @@ async function headsGridRedraw(lm, shape, { tokens = 64, redraws = 5 } = {}) {
 
 async function oursFor(lens, spec, shape, dtype, folder) {
   let files;
+  // One model.safetensors, or (spec.shards, --big) the shards named there, relative to the folder.
+  const weightFiles = spec.shards ?? [`${dtype}/model.safetensors`];
+  let reading = weightFiles[0];
   try {  // a file too large for one ArrayBuffer in this browser stops here, and is reported so
+    const weights = [];
+    for (const f of weightFiles) weights.push(await bytesOf(`${folder}/${(reading = f)}`));
+    reading = `${dtype}/config.json`;
     files = { config: JSON.parse(new TextDecoder().decode(await bytesOf(`${folder}/${dtype}/config.json`))),
-      weights: await bytesOf(`${folder}/${dtype}/model.safetensors`),
+      weights: spec.shards ? weights : weights[0],
       tokenizer: await bytesOf(`${folder}/${shape.arch === 'gpt2' ? 'tokenizer.json' : 'tokenizer.bin'}`) };
   } catch (e) {
-    const head = await fetch(`${folder}/${dtype}/model.safetensors`, { method: 'HEAD' }).catch(() => null);
+    const head = await fetch(`${folder}/${reading}`, { method: 'HEAD' }).catch(() => null);
     const size = Number(head?.headers.get('Content-Length'));
-    return { error: `reading ${dtype}/model.safetensors${size ? ` (${(size / 2 ** 30).toFixed(2)} GiB)` : ''} into the page failed: ${errorOf(e)}` };
+    return { error: `reading ${reading}${size ? ` (${(size / 2 ** 30).toFixed(2)} GiB)` : ''} into the page failed: ${errorOf(e)}` };
   }
   console.log(`ours ${shape.name} ${dtype}: loading`);
   try {
@@ -63,7 +69,7 @@ async function oursFor(lens, spec, shape, dtype, folder) {
     const check = lm.generate(promptIds(shape, spec.promptTokens), { steps: spec.checkTokens, temperature: 0 });
     const prefill = timePrefill(lm, promptIds(shape, spec.prefillTokens, 13), { runs: spec.generateRuns });
     const headsGrid = dtype === 'F16' && spec.headsGrid ? await headsGridRedraw(lm, shape, spec.headsGrid) : undefined;
-    return { loadMs: ms, heapBytes: memory.heapSize, greedy, prefill, headsGrid,
+    return { loadMs: ms, heapBytes: memory.heapSize, heapInUse: memory.inUse, memory, greedy, prefill, headsGrid,
       check: { text: check.text, ids: Array.from(check.ids), top: check.steps.map((s) => s.candidates.slice(0, 3).map((c) => ({ id: c.id, p: c.p }))) } };
   } catch (e) {
     return { error: errorOf(e) };

@@ -129,3 +129,23 @@ export function formatModels(shapes, targets, env) {
     parts.push(`| ${t.shape} | ${t.what} | ${fmt(t.ratio, 2)} | ≥ ${t.need} | ${t.met === null ? t.reason ?? 'not measured' : t.met ? 'met' : `missed (${fmt(t.ratio / t.need * 100, 0)} % of it)`} |`);
   return parts.join('\n');
 }
+
+/** The report of `--big` (models-big.mjs): load time, memory and tokens/s per runtime, or what stopped it. */
+export function formatBig(r) {
+  const side = (name, x) => {
+    if (!x) return `- ${name}: not run`;
+    if (x.error) return `- ${name}: **stopped**: ${x.error}${x.rssAddedBytes ? ` (process memory grew ${(x.rssAddedBytes / MiB).toFixed(0)} MiB before it)` : ''}`;
+    const g = x.greedy;
+    return `- ${name}: loaded in ${x.loadMs.toFixed(0)} ms, heap ${(x.heapBytes / MiB).toFixed(0)} MiB` +
+      `${x.heapInUse ? ` (in use ${(x.heapInUse / MiB).toFixed(0)} MiB` +
+        `${x.memory ? `: weights ${(x.memory.weights / MiB).toFixed(0)}, KV cache ${(x.memory.kvCache / MiB).toFixed(0)}, scratch ${(x.memory.scratch / MiB).toFixed(0)} MiB` : ''})` : ''}` +
+      `${x.peakRssBytes ? `, process RSS at its peak ${(x.peakRssBytes / MiB).toFixed(0)} MiB (the file's bytes, read first, included)` : ''}` +
+      `${g ? `, greedy ${g.decodeTokensPerSecond.toFixed(2)} tokens/s over ${g.tokens} tokens (first token after ${g.prefillMs.toFixed(0)} ms)` : ''}`;
+  };
+  const shards = r.shards ? ` the same bytes in ${r.shards.count} shards (${r.shards.bytes.map((b) => `${(b / MiB).toFixed(0)} MiB`).join(' + ')})` : '';
+  return [`## bench:models --big: ${r.shape.name} (${r.shape.note}), ${r.shape.parameters.toLocaleString('en-US')} parameters, ${r.dtype} random weights, ` +
+    `safetensors ${(r.fileBytes / MiB).toFixed(0)} MiB`, side('Node, one file', r.node),
+  ...(r.nodeShards ? [side(`Node,${shards}`, r.nodeShards)] : []),
+  side(`Chromium ${r.chromium?.browser ?? ''} (isolated page), one file`, r.chromium),
+  ...(r.chromiumShards ? [side(`Chromium (isolated page),${shards}`, r.chromiumShards)] : [])].join('\n');
+}

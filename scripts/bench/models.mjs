@@ -16,6 +16,7 @@ import { ggufBytes } from './model-gguf.js';
 import { onnxBytes } from './model-onnx.js';
 import { parameterCount, shapeOf, weightBytesPerToken } from './model-shapes.js';
 import { formatModels, judgeModels } from './models-report.js';
+import { commandLine, machine } from './record.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FILES_VERSION = 2;  // bump when the writers change, so old files are rewritten
@@ -165,6 +166,8 @@ export async function benchShape(name, o, { log = () => {} } = {}) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  // What report.mjs heads the tables with (record.js: the command less --json, and the machine).
+  const command = commandLine('scripts/bench/models.mjs', process.argv.slice(2));
   if (o.help) return console.log(o.help);
   const log = (s) => console.error(s.startsWith('[') ? s : `[bench:models] ${s}`);
   const env = { ...environment(), loadAverage: { start: os.loadavg() } };
@@ -174,7 +177,7 @@ async function main() {
     const big = await benchBig(o, { log });
     env.loadAverage.end = os.loadavg();
     console.log(big.text);
-    if (o.json) writeFileSync(o.json, JSON.stringify({ kind: 'bench:models --big', env, ...big.json }, null, 2));
+    if (o.json) writeFileSync(o.json, JSON.stringify({ kind: 'bench:models --big', command, machine: machine(), env, ...big.json }, null, 2));
     return;
   }
   const shapes = [];
@@ -183,7 +186,7 @@ async function main() {
   const targets = judgeModels(shapes);
   console.log(formatModels(shapes, targets, env));
   if (o.json) {
-    writeFileSync(o.json, JSON.stringify({ kind: 'bench:models', env, options: { ...o, dir: undefined }, shapes, targets }, null, 2));
+    writeFileSync(o.json, JSON.stringify({ kind: 'bench:models', command, machine: machine(), env, options: { ...o, dir: undefined }, shapes, targets }, null, 2));
     log(`JSON written to ${o.json}`);
   }
 }

@@ -5,12 +5,16 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 
+// The load average when this process started: with the one at the end, it says how busy the
+// (shared) machine was while the section ran.
+const LOAD_AT_START = os.loadavg();
+
 /** The machine and the moment: what a table's heading names. */
 export function machine() {
   return {
     cpu: os.cpus()[0]?.model ?? 'unknown CPU', cores: os.availableParallelism?.() ?? os.cpus().length,
     memoryGiB: Math.round(os.totalmem() / 2 ** 30), os: `${os.type()} ${os.release()}`,
-    node: process.versions.node, v8: process.versions.v8, loadAverage: os.loadavg()[0], date: new Date().toISOString(),
+    node: process.versions.node, v8: process.versions.v8, loadAverage: os.loadavg()[0], loadAverageStart: LOAD_AT_START[0], date: new Date().toISOString(),
   };
 }
 

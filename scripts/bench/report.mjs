@@ -6,7 +6,8 @@
 // Without --update the tables go to standard output. With it, each `<!-- report:KEY -->` …
 // `<!-- /report:KEY -->` block of the file is replaced by the table of that KEY (attention-node,
 // attention-chromium, threads-node, threads-chromium, heatmap-frames-chromium,
-// heatmap-long-chromium, heatmap-first-draw-chromium, model-node, language-model-node, language-model-chromium; chart); keys
+// heatmap-long-chromium, heatmap-first-draw-chromium, model-node, language-model-node,
+// language-model-chromium; models and models-big from `npm run bench:models --json`; chart); keys
 // the results do not have are left as they are, and named on standard error.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 import { summarize } from './core.js';
 import { summarizeThreads } from './threads.js';
+import { formatBig, formatModels } from './models-report.js';
 
 const fmt = (x, digits = 2) => (x === undefined || x === null || Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(0) : x.toFixed(digits));
 const pct = (x) => (x === undefined ? '–' : `${x.toFixed(0)} %`);
@@ -26,9 +28,23 @@ const rule = (aligns) => `|${aligns.map((a) => (a === 'r' ? '---:' : '---')).joi
 export function heading(s) {
   const m = s.machine ?? {};
   const runtime = s.runtime === 'chromium' ? `headless Chromium ${s.browser ?? ''}`.trim() : `Node ${m.node} (V8 ${m.v8})`;
+  // A section run later in its process (the threads page) carries its own start load.
   const clock = s.cpuTime ? 'process CPU time' : 'wall clock';
   return `Printed by \`${s.command}\` on ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; ${runtime}; ` +
-    `${(m.date ?? '').slice(0, 16).replace('T', ' ')} UTC, load average ${fmt(m.loadAverage)} at the end; ${clock}.`;
+    `${(m.date ?? '').slice(0, 16).replace('T', ' ')} UTC, ${busy(s.loadAverageStart ?? m.loadAverageStart, m.loadAverage, m.cores)}; ${clock}.`;
+}
+
+/**
+ * How busy the machine was: the load averages (1 min) at the start and the end of the section,
+ * and, when either is above ~half the cores, that other work shared the cores, so that the
+ * reader takes the ratios (contestants side by side in one run) and not the absolute times.
+ */
+export function busy(start, end, cores) {
+  const loads = [start, end].filter(Number.isFinite);
+  const text = start === undefined ? `load average ${fmt(end)} at the end` : `load average ${fmt(start)} at the start, ${fmt(end)} at the end`;
+  if (!loads.length || Math.max(...loads) <= Math.max(1, (cores ?? 2) / 2)) return `${text} (quiet)`;
+  return `**shared, loaded machine**: ${text} on ${cores ?? '?'} cores (other builds and tests ran beside it; ` +
+    'the ratios, taken side by side in one run, hold; the absolute times are slowed)';
 }
 
 function ceilingLine(c) {
@@ -112,9 +128,30 @@ const TABLES = {
 // Sections reported together (one table for all pages or model modules of one run).
 const GROUPED = new Set(['heatmap-frames', 'language-model']);
 
+// `npm run bench:models` writes one document of its own (models.mjs): block `models` for the
+// shapes' tables and issue 21's targets, `models-big` for `--big`. Its own headings step down
+// under the page's (### → ####); the page's heading line replaces its first one.
+const MODEL_KINDS = { 'bench:models': 'models', 'bench:models --big': 'models-big' };
+
+function modelsBlock(d) {
+  const s = { command: d.command ?? 'npm run bench:models', machine: d.machine ?? {}, runtime: 'node' };
+  const browser = d.kind === 'bench:models' ? d.shapes?.find((x) => x.browser)?.browser?.browser : d.chromium?.browser;
+  const text = d.kind === 'bench:models' ? formatModels(d.shapes, d.targets, d.env) : formatBig(d);
+  const [first, ...rest] = text.split('\n');
+  // --big's first line names the model; the shapes' tables name theirs in their own headings.
+  const lead = d.kind === 'bench:models --big' ? [`${first.replace(/^## bench:models --big: /, '')}:`, ''] : [];
+  const body = [...lead, ...rest.map((l) => (l.startsWith('### ') ? `#${l}` : l))].join('\n').trim();
+  return [`${heading(s).replace(/\.$/, '')}${browser ? `; the page in headless Chromium ${browser}` : ''}.`, '', body].join('\n');
+}
+
 /** { key → Markdown } for every section of the given results documents. */
 export function tables(docs) {
   const out = {};
+  for (const d of docs.filter((x) => MODEL_KINDS[x?.kind])) {
+    const key = MODEL_KINDS[d.kind];
+    out[key] = out[key] ? `${out[key]}\n\n${modelsBlock(d)}` : modelsBlock(d);
+  }
+  docs = docs.filter((x) => !MODEL_KINDS[x?.kind]);
   const sections = docs.flatMap((d) => {
     if (d?.kind !== 'attnlens-bench' || !Array.isArray(d.sections))
       throw new Error('not a benchmark results file: expected { kind: "attnlens-bench", sections: [...] } (write one with --json FILE)');

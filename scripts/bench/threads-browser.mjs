@@ -28,7 +28,8 @@ export async function runThreadsInBrowser(argv, { log = () => {}, sections } = {
   const env = `headless Chromium (${result.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? ''}), cross-origin isolated: ` +
     `${result.isolated}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${cores} cores, load average ${load.toFixed(2)} at the start, ` +
     `${os.loadavg()[0].toFixed(2)} at the end`;
-  sections?.push({ section: 'threads', runtime: 'chromium', env, threads, isolated: result.isolated, records: result.records });
+  sections?.push({ section: 'threads', runtime: 'chromium', browser: result.userAgent.match(/Chrome\/([\d.]+)/)?.[1], env, threads,
+    isolated: result.isolated, loadAverageStart: load, records: result.records });
   return `${formatThreads(result.records, { threads, env })}\n\n${core.jsonLines(result.records, { env, runtime: 'chromium' })
     .split('\n').map((l) => l.replace('"kind":"measurement"', '"kind":"threads"')).join('\n')}`;
 }
