@@ -36,6 +36,19 @@ describe('threads', () => {
     assert.equal((await init({ simd: false })).threaded, false, 'the scalar build has no threaded twin');
   });
 
+  it('lens.loadModel runs the model on the engine\'s threads, bit-identical to one thread', async () => {
+    const [one, both] = [await single.loadModel('stories260K'), await two.loadModel('stories260K')];
+    assert.equal(one.info.threads, 1);
+    assert.equal(both.info.threads, 2, 'a threaded engine loads a threaded model module');
+    const text = 'Once upon a time, there was a little dog named Max. He liked to play in the park with his ball.';
+    const [a, b] = [one.run(text), both.run(text)];
+    assert.ok(same(a.logits, b.logits), 'logits');
+    a.layers.forEach((layer, l) => assert.ok(same(layer.attention, b.layers[l].attention), `layer ${l}`));
+    const [ga, gb] = [one.generate('Lily', { steps: 24, temperature: 0 }), both.generate('Lily', { steps: 24, temperature: 0 })];
+    assert.deepEqual(Array.from(gb.ids), Array.from(ga.ids));
+    assert.equal(gb.text, ga.text);
+  });
+
   it('checks options.threads', () => {
     for (const bad of ['2', null, {}, 2n])
       assert.throws(() => init({ threads: bad }), { name: 'TypeError', message: /options\.threads must be a boolean or a number/ });

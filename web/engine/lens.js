@@ -258,8 +258,9 @@ export class Lens {
    * language model such as 'stories260K' (see web/model/language-model.d.ts).
    */
   loadModel(source, options) {
-    // The language models run in the model module of this engine's build (relaxed or SIMD128).
-    return import('../model/index.js').then((m) => m.loadModel(source, options, { build: this.build }));
+    // The models run in the model module of this engine's build (relaxed or SIMD128) and with
+    // its threads (a threaded engine gets a threaded model module: products on the pool).
+    return import('../model/index.js').then((m) => m.loadModel(source, options, { build: this.build, threads: this.threads }));
   }
 
   /**

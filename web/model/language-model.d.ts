@@ -77,6 +77,9 @@ export interface LanguageModelInfo {
   /** The model module that runs it: 'relaxed' (fused multiply-add) when the engine runs the
    *  relaxed build, else 'simd' (SIMD128). */
   readonly build: 'relaxed' | 'simd';
+  /** Threads its products run on, the caller included: the engine's (lens.threads), 1 where
+   *  threads cannot run. */
+  readonly threads: number;
 }
 
 export interface LmTokenization {
@@ -208,6 +211,7 @@ export declare class LanguageModel {
 export declare const MAX_LM_TEXT_LENGTH: number;
 export declare const CANDIDATES: number;
 export declare function isLanguageModelSource(source: unknown, options?: unknown): Promise<boolean>;
-/** `engine.build` (lens.build) picks the model module; without it, the runtime's best. */
+/** `engine.build` (lens.build) picks the model module, `engine.threads` (lens.threads) its threads;
+ *  without them, the runtime's best build and its default threads. */
 export declare function loadLanguageModel(source: LanguageModelSource, options?: LoadLanguageModelOptions,
-  engine?: { build?: 'relaxed' | 'simd' | 'scalar' }): Promise<LanguageModel>;
+  engine?: { build?: 'relaxed' | 'simd' | 'scalar'; threads?: number }): Promise<LanguageModel>;

@@ -360,6 +360,7 @@ export class LanguageModel {
       rope: info.rope,
       tokenizer: tokenizer ? tokenizer.kind : 'llama2.c',
       build,
+      threads: module.threads(),
     });
     Object.freeze(this);
   }
