@@ -5,11 +5,9 @@ import { median } from './core.js';
 
 export { median };
 
-// The weights go in as an ArrayBuffer: loadModel tests String(source.weights) against
-// /\.index\.json$/ (web/model/language-model.js, describeSource), and a typed array's string is
-// every byte joined by commas, which V8 cannot build past ~100 M bytes ("invalid array length",
-// a fatal JS heap out of memory at GPT-2 small's 250 MB F16 file); an ArrayBuffer's is its tag.
-const wholeBuffer = (b) => (b instanceof ArrayBuffer ? b : b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.slice().buffer);
+// The weights go in as bytes (an ArrayBuffer of each file), or as URLs where a page cannot hold
+// a file (models-page.js): the loader streams those.
+const wholeBuffer = (b) => (b instanceof URL ? b : b instanceof ArrayBuffer ? b : b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.slice().buffer);
 
 /** { lm, ms, memory } of lens.loadModel() on the files' bytes (already in memory). */
 export async function loadOurs(lens, { config, weights, tokenizer }) {

@@ -49,10 +49,17 @@ async function oursFor(lens, spec, shape, dtype, folder) {
   let files;
   // One model.safetensors, or (spec.shards, --big) the shards named there, relative to the folder.
   const weightFiles = spec.shards ?? [`${dtype}/model.safetensors`];
-  let reading = weightFiles[0];
-  try {  // a file too large for one ArrayBuffer in this browser stops here, and is reported so
-    const weights = [];
-    for (const f of weightFiles) weights.push(await bytesOf(`${folder}/${(reading = f)}`));
+  let reading = weightFiles[0], streamed = false;
+  try {
+    let weights = [];
+    try {
+      for (const f of weightFiles) weights.push(await bytesOf(`${folder}/${(reading = f)}`));
+    } catch {
+      // A file too large for one ArrayBuffer of this browser (2 GiB): given as its URL, which
+      // the loader streams tensor by tensor (the load time then includes the transfer).
+      weights = weightFiles.map((f) => new URL(`${folder}/${f}`, location.href));
+      streamed = true;
+    }
     reading = `${dtype}/config.json`;
     files = { config: JSON.parse(new TextDecoder().decode(await bytesOf(`${folder}/${dtype}/config.json`))),
       weights: spec.shards ? weights : weights[0],
@@ -69,7 +76,7 @@ async function oursFor(lens, spec, shape, dtype, folder) {
     const check = lm.generate(promptIds(shape, spec.promptTokens), { steps: spec.checkTokens, temperature: 0 });
     const prefill = timePrefill(lm, promptIds(shape, spec.prefillTokens, 13), { runs: spec.generateRuns });
     const headsGrid = dtype === 'F16' && spec.headsGrid ? await headsGridRedraw(lm, shape, spec.headsGrid) : undefined;
-    return { loadMs: ms, heapBytes: memory.heapSize, heapInUse: memory.inUse, memory, greedy, prefill, headsGrid,
+    return { streamed, loadMs: ms, heapBytes: memory.heapSize, heapInUse: memory.inUse, memory, greedy, prefill, headsGrid,
       check: { text: check.text, ids: Array.from(check.ids), top: check.steps.map((s) => s.candidates.slice(0, 3).map((c) => ({ id: c.id, p: c.p }))) } };
   } catch (e) {
     return { error: errorOf(e) };

@@ -136,7 +136,7 @@ export function formatBig(r) {
     if (!x) return `- ${name}: not run`;
     if (x.error) return `- ${name}: **stopped**: ${x.error}${x.rssAddedBytes ? ` (process memory grew ${(x.rssAddedBytes / MiB).toFixed(0)} MiB before it)` : ''}`;
     const g = x.greedy;
-    return `- ${name}: loaded in ${x.loadMs.toFixed(0)} ms, heap ${(x.heapBytes / MiB).toFixed(0)} MiB` +
+    return `- ${name}: loaded in ${x.loadMs.toFixed(0)} ms${x.streamed ? ' (streamed from its URL: more than one buffer of the page holds)' : ''}, heap ${(x.heapBytes / MiB).toFixed(0)} MiB` +
       `${x.heapInUse ? ` (in use ${(x.heapInUse / MiB).toFixed(0)} MiB` +
         `${x.memory ? `: weights ${(x.memory.weights / MiB).toFixed(0)}, KV cache ${(x.memory.kvCache / MiB).toFixed(0)}, scratch ${(x.memory.scratch / MiB).toFixed(0)} MiB` : ''})` : ''}` +
       `${x.peakRssBytes ? `, process RSS at its peak ${(x.peakRssBytes / MiB).toFixed(0)} MiB (the file's bytes, read first, included)` : ''}` +

@@ -97,9 +97,11 @@ const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
  */
 export function readTokens(module, { ids, text, offsets }, count) {
   const at = (offsets >>> 0) / 4, textAt = text >>> 0, idsAt = (ids >>> 0) / 4;
-  const starts = module.HEAPU32.subarray(at, at + count + 1);
+  const starts = module.HEAPU32.slice(at, at + count + 1);
+  // Copied out first: a threaded module's heap is shared memory, which TextDecoder refuses in
+  // browsers.
+  const bytes = module.HEAPU8.slice(textAt, textAt + (count ? starts[count] : 0));
   const tokens = new Array(count);
-  for (let i = 0; i < count; i++)
-    tokens[i] = utf8.decode(module.HEAPU8.subarray(textAt + starts[i], textAt + starts[i + 1]));
+  for (let i = 0; i < count; i++) tokens[i] = utf8.decode(bytes.subarray(starts[i], starts[i + 1]));
   return { ids: module.HEAP32.slice(idsAt, idsAt + count), tokens };
 }
