@@ -18,6 +18,17 @@ const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>
 const RUN = `import { init, threadsSupported } from '/attnlens.js';
 const violations = [];
 document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective));
+// A language model runs on the engine's threads too: its module's heap is then shared memory.
+async function languageModel(lens, single) {
+  const bytes = (x) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  const same = (x, y) => x.length === y.length && bytes(x).every((v, i) => v === bytes(y)[i]);
+  const [lm, lmSingle] = [await lens.loadModel('stories260K'), await single.loadModel('stories260K')];
+  const text = 'Once upon a time, there was a little dog named Max. He liked to play.';
+  const [r, rSingle] = [lm.run(text), lmSingle.run(text)];
+  const [g, gSingle] = [lm.generate('Lily', { steps: 16, temperature: 0 }), lmSingle.generate('Lily', { steps: 16, temperature: 0 })];
+  return { lmThreads: lm.info.threads, lmTokens: r.tokens, lmSingleTokens: rSingle.tokens, lmText: g.text, lmSingleText: gSingle.text,
+    lmSame: same(r.logits, rSingle.logits) && r.layers.every((l, i) => same(l.attention, rSingle.layers[i].attention)) };
+}
 try {
   const lens = await init({ threads: 2 });
   const single = await init({ threads: false });
@@ -27,9 +38,10 @@ try {
   const a = lens.attention(q, q, q, { dK, heads }), b = single.attention(q, q, q, { dK, heads });
   const bytes = (x) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
   const same = (x, y) => x.length === y.length && bytes(x).every((v, i) => v === bytes(y)[i]);
+  const model = await languageModel(lens, single);
   window.__result = { isolated: crossOriginIsolated, supported: threadsSupported(), threads: lens.threads,
     threaded: lens.threaded, build: lens.build, singleThreads: single.threads,
-    same: same(a.weights, b.weights) && same(a.output, b.output), violations };
+    same: same(a.weights, b.weights) && same(a.output, b.output), violations, ...model };
 } catch (error) {
   window.__result = { error: String(error?.stack ?? error) };
 }`;
@@ -69,6 +81,11 @@ describe('threads in Chromium', () => {
     assert.equal(result.build, 'relaxed', 'Chromium validates relaxed SIMD: its threaded build runs');
     assert.equal(result.singleThreads, 1);
     assert.equal(result.same, true, 'threaded results are bit-identical to the single-thread build');
+    assert.equal(result.lmThreads, 2, 'the language model runs on the engine\'s two threads');
+    assert.equal(result.lmSame, true, 'its logits and attention are bit-identical to one thread');
+    assert.deepEqual(result.lmTokens, result.lmSingleTokens);
+    assert.ok(result.lmTokens.length > 10 && result.lmTokens.join('').includes('dog'), result.lmTokens.join('|'));
+    assert.equal(result.lmText, result.lmSingleText);
     assert.deepEqual(result.violations, []);
     assert.ok(workers.length >= 1 && workers.every((u) => /\/engine\/pthread-worker\.js$/.test(u)), `workers: ${workers}`);
     assert.deepEqual(problems, []);
@@ -84,6 +101,8 @@ describe('threads in Chromium', () => {
     assert.equal(result.threaded, false);
     assert.equal(result.build, 'relaxed');
     assert.equal(result.same, true);
+    assert.equal(result.lmThreads, 1, 'the language model too');
+    assert.equal(result.lmSame, true);
     assert.deepEqual(workers, []);
     assert.deepEqual(problems, []);
   });
@@ -106,7 +125,9 @@ describe('threads in Chromium', () => {
     try {
       const entry = fileURLToPath(new URL('../../web/attnlens.js', import.meta.url));
       await writeFile(path.join(dir, 'index.html'), PAGE.replace('/__threads__/run.js', './main.js'));
-      await writeFile(path.join(dir, 'main.js'), RUN.replace("'/attnlens.js'", JSON.stringify(entry)));
+      // The engine only: the bundled model's files are the package's, not the Vite app's.
+      await writeFile(path.join(dir, 'main.js'), RUN.replace("'/attnlens.js'", JSON.stringify(entry))
+        .replace('await languageModel(lens, single)', '{}'));
       const { build } = await import('vite');
       await build({ root: dir, logLevel: 'error', build: { outDir: 'dist', reportCompressedSize: false } });
       server = await serve({ root: path.join(dir, 'dist'), port: 0, index: '/index.html', headers: DEMO_HEADERS });
