@@ -6,7 +6,7 @@
 // labels; the minimap's frame follows drag and arrow-key pans. The reference is computed here
 // in float64 from the array given (row sums over the kept keys), not by the figure's code.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { OVERVIEW } from '../../../web/elements/lib/overview.js';
 import { startBrowser } from '../support.js';
@@ -101,6 +101,7 @@ describe('an 8,192-token heatmap, drawn', () => {
     page = await browser.fixture('<attn-heatmap id="big"></attn-heatmap>');
     assert.equal(await load(page), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('the overview: each block the colour of its largest weight (band and sink visible, empty blocks low, masked hatched)', async () => {
@@ -213,6 +214,7 @@ describe('an 8,192-token heatmap on a narrow dark screen', () => {
     page = await browser.fixture('<attn-heatmap id="big"></attn-heatmap>');
     assert.equal(await load(page, { exact: false }), true);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('fits the screen, draws empty blocks in the dark low colour and masked ones hatched; zooms to labelled 8 px cells', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import {
@@ -18,6 +18,7 @@ describe('<attn-heatmap>', () => {
     assert.equal(await setData(page, 'map', data.json), true);
     await recordChanges(page, 'map');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('draws n×n cells whose colours are the engine\'s weights', async () => {

@@ -4,7 +4,7 @@
 // Long inputs: 4096 tokens stay interactive, beyond 8192 precomputed (4096 computed) is refused;
 // 8192 drawn: heatmap-long.test.js.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 
 import { startBrowser } from '../support.js';
 import { assertClean, readHeatmap } from './helpers.js';
@@ -61,7 +61,8 @@ for (const scheme of ['light', 'dark']) {
       page = await browser.fixture('<attn-heatmap id="map"></attn-heatmap>');
       assert.equal(await load(page, 'map', n), true);
     });
-    after(async () => { await browser?.close(); });
+    afterEach(() => browser?.assertNoProblems());
+  after(async () => { await browser?.close(); });
 
     it('starts unzoomed; the wheel zooms in at the pointer, keeping that cell under it', async () => {
       const v0 = await view(page, 'map');
@@ -147,6 +148,7 @@ describe('heatmap zoom on a touch screen', () => {
     assert.equal(await load(page, 'map', 300, 3), true);
     cdp = await browser.context.newCDPSession(page);
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   const touch = (type, points) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: points.map(([x, y], id) => ({ x, y, id })) });
@@ -183,6 +185,7 @@ describe('long inputs', () => {
     browser = await startBrowser();
     page = await browser.fixture('<attn-heatmap id="long"></attn-heatmap><attn-heatmap id="over"></attn-heatmap><attn-bars id="bars"></attn-bars>');
   });
+  afterEach(() => browser?.assertNoProblems());
   after(async () => { await browser?.close(); });
 
   it('4096 tokens: drawn, hover and zoom redraw only what they must, values exact', async () => {
