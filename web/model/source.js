@@ -261,8 +261,11 @@ export async function readBytes(url, progress) {
     if (done) break;
     chunks.push(value);
     loaded += value.byteLength;
-    progress(loaded, Math.max(total, loaded));
+    // Without a Content-Length the total stays unknown (0) until the end: a total that grew with
+    // the bytes would read as known and change under a progress bar.
+    progress(loaded, total && Math.max(total, loaded));
   }
+  if (!total) progress(loaded, loaded);
   if (chunks.length === 1) return chunks[0];
   const all = new Uint8Array(loaded);
   let at = 0;
