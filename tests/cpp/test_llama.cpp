@@ -99,15 +99,6 @@ TEST_CASE("rope: interleaved pairs rotate as complex numbers; rotate-half on per
   }
 }
 
-TEST_CASE("silu and swiglu") {
-  for (float x : {-20.0f, -1.5f, 0.0f, 0.3f, 8.0f})
-    CHECK(silu(x) == doctest::Approx(x / (1.0 + std::exp(-static_cast<double>(x)))).epsilon(1e-6));
-  std::vector<float> gate = {1.0f, -2.0f}, up = {3.0f, 0.5f};
-  swiglu(gate.data(), up.data(), 2);
-  CHECK(gate[0] == doctest::Approx(3.0 / (1 + std::exp(-1.0))));
-  CHECK(gate[1] == doctest::Approx(-2.0 / (1 + std::exp(2.0)) * 0.5));
-}
-
 TEST_CASE("f16 and bf16 decode exactly, for every bit pattern") {
   for (std::uint32_t h = 0; h < 65536; ++h) {
     const int e = (h >> 10) & 0x1F, m = h & 0x3FF;

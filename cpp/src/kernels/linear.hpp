@@ -1,7 +1,6 @@
 // Kernels for y = x · Wᵀ with W as a checkpoint stores it ([out, in] rows of float32, float16 or
 // bfloat16): 16-bit weights are widened to float32 in registers as they load.
-//   - gemv_rows (m ≤ 4, decoding): streams W once; each tile keeps R rows × M inputs × 2
-//     accumulators and reads 2·W weights of each row per step.
+//   - gemv_rows (m ≤ 4, decoding): streams W once, front to back, one row at a time.
 //   - pack_weight_panel (larger m, prefill): one gemm panel of Wᵀ widened to float32, for the
 //     register tiles of gemm.hpp.
 // Widening, 2·W 16-bit values at a time: one vector load of W 32-bit lanes, each holding an even
@@ -113,7 +112,7 @@ struct lanes16 {
 };
 #endif
 
-// x's rows (m × in, row stride ldx) as gemv_tile reads them for interleaved weights: in each
+// x's rows (m × in, row stride ldx) as gemv_row reads them for interleaved weights: in each
 // whole block of 2·W columns the even columns, then the odd ones; the columns after the last
 // whole block as they are. out: m × in, row stride in.
 template <class Arch>
@@ -127,8 +126,8 @@ void permute_x(std::size_t m, std::size_t in, const float* x, std::size_t ldx, f
   }
 }
 
-// One output of gemv_tile: its two accumulators summed, the columns [from, in) added one by
-// one, then the bias. Out of line so that every tile shape runs the very same instructions (the
+// One output of gemv_row: its accumulators summed, the columns [from, in) added one by one,
+// then the bias. Out of line so that every input count runs the very same instructions (the
 // compiler would otherwise vectorise or contract these sums differently per shape).
 template <class Arch, class Weights>
 ATTNLENS_NOINLINE float gemv_finish(typename vec<Arch>::type a, typename vec<Arch>::type b,
@@ -139,59 +138,61 @@ ATTNLENS_NOINLINE float gemv_finish(typename vec<Arch>::type a, typename vec<Arc
   return bias ? sum + *bias : sum;
 }
 
-// y[i·ldy + r] = Σ_c x[i·ldx + c] · w[r·in + c] (+ bias[r]) for M inputs and R weight rows. Each
-// (input, row) pair has two accumulators (the pair's halves), summed once at the end, then the
-// columns after the last whole block one by one: the same operations for a given element
-// whatever M and R, so how rows are grouped (or split among threads) never changes a bit.
-template <class Arch, class Weights, std::size_t M, std::size_t R>
-ATTNLENS_NOINLINE void gemv_tile(std::size_t in, const float* x, std::size_t ldx,
-                                 const typename Weights::elem* w, float* y, std::size_t ldy,
-                                 const float* bias) {
+// y[i·ldy] = Σ_c x[i·ldx + c] · w[c] (+ *bias) for M inputs and one weight row, read front to
+// back. One row at a time, because the product is bound by reading W: in V8 (Node 20, relaxed
+// SIMD) a single sequential stream read 23 GB/s of float32 weights where four rows read side by
+// side (the previous tile) read 10 (f16: 18 against 7; /tmp micro-benchmark, one thread).
+// Each input keeps P pairs of accumulators (P = 2 for M ≤ 2: two independent chains per
+// half; 1 above, for registers); they are summed once at the end, so a given element's sum
+// never depends on how rows are split among threads.
+template <class Arch, class Weights, std::size_t M>
+ATTNLENS_NOINLINE void gemv_row(std::size_t in, const float* x, std::size_t ldx,
+                                const typename Weights::elem* w, float* y, std::size_t ldy,
+                                const float* bias) {
   using V = vec<Arch>;
   using T = typename V::type;
-  constexpr std::size_t W = V::width, B = 2 * W;
-  T acc[M][R][2];
+  constexpr std::size_t W = V::width, B = 2 * W, P = M <= 2 ? 2 : 1;
+  T acc[M][P][2];
   for (std::size_t i = 0; i < M; ++i)
-    for (std::size_t r = 0; r < R; ++r) acc[i][r][0] = acc[i][r][1] = V::zero();
-  // Pointers stepped by hand (emscripten builds without loop strength reduction: gemm_tile).
-  const typename Weights::elem* wr[R];
-  for (std::size_t r = 0; r < R; ++r) wr[r] = w + r * in;
+    for (std::size_t p = 0; p < P; ++p) acc[i][p][0] = acc[i][p][1] = V::zero();
   const std::size_t blocks = in / B;
+  // Pointers stepped by hand (emscripten builds without loop strength reduction: gemm_tile).
+  const typename Weights::elem* wp = w;
   const float* xp = x;
-  for (std::size_t b = 0; b < blocks; ++b, xp += B) {
-    T xa[M], xb[M];
-    for (std::size_t i = 0; i < M; ++i) xa[i] = V::load(xp + i * ldx), xb[i] = V::load(xp + i * ldx + W);
-    for (std::size_t r = 0; r < R; ++r) {
+  std::size_t b = 0;
+  for (; b + P <= blocks; b += P, wp += P * B, xp += P * B)
+    for (std::size_t p = 0; p < P; ++p) {
       T wa, wb;
-      Weights::template pair<Arch>(wr[r], wa, wb);
-      wr[r] += B;
+      Weights::template pair<Arch>(wp + p * B, wa, wb);
       for (std::size_t i = 0; i < M; ++i) {
-        acc[i][r][0] = V::fma(xa[i], wa, acc[i][r][0]);
-        acc[i][r][1] = V::fma(xb[i], wb, acc[i][r][1]);
+        acc[i][p][0] = V::fma(V::load(xp + i * ldx + p * B), wa, acc[i][p][0]);
+        acc[i][p][1] = V::fma(V::load(xp + i * ldx + p * B + W), wb, acc[i][p][1]);
       }
+    }
+  if (b < blocks) {  // a last whole block (P = 2, an odd count): into the first pair
+    T wa, wb;
+    Weights::template pair<Arch>(wp, wa, wb);
+    for (std::size_t i = 0; i < M; ++i) {
+      acc[i][0][0] = V::fma(V::load(xp + i * ldx), wa, acc[i][0][0]);
+      acc[i][0][1] = V::fma(V::load(xp + i * ldx + W), wb, acc[i][0][1]);
     }
   }
   ATTNLENS_OUT_OF_LINE(gemv_finish<Arch, Weights>);
-  for (std::size_t i = 0; i < M; ++i)
-    for (std::size_t r = 0; r < R; ++r)
-      y[i * ldy + r] = gemv_finish<Arch, Weights>(acc[i][r][0], acc[i][r][1], x + i * ldx,
-                                                  w + r * in, blocks * B, in, bias ? bias + r : nullptr);
+  for (std::size_t i = 0; i < M; ++i) {
+    T a = acc[i][0][0], c = acc[i][0][1];
+    if constexpr (P == 2) a = a + acc[i][1][0], c = c + acc[i][1][1];
+    y[i * ldy] = gemv_finish<Arch, Weights>(a, c, x + i * ldx, w, blocks * B, in, bias);
+  }
 }
 
-// Weight rows [begin, end) for m ≤ 4 inputs (x as gemv_tile reads it, row stride in; y row
-// stride out): tiles of R_M rows, then single rows.
+// Weight rows [begin, end) for m ≤ 4 inputs (x as gemv_row reads it, row stride in; y row
+// stride out), one row after the other.
 template <class Arch, class Weights, std::size_t M>
 void gemv_rows_m(std::size_t begin, std::size_t end, std::size_t in, const float* x,
                  const typename Weights::elem* w, float* y, std::size_t out, const float* bias) {
-  // R · M ≤ 4 keeps 2·R·M accumulators, the inputs and a pair within V8's 15 registers.
-  constexpr std::size_t R = M == 1 ? 4 : M == 2 ? 2 : 1;
-  ATTNLENS_OUT_OF_LINE(gemv_tile<Arch, Weights, M, R>);
-  ATTNLENS_OUT_OF_LINE(gemv_tile<Arch, Weights, M, 1>);
-  auto bias_at = [&](std::size_t r) { return bias ? bias + r : nullptr; };
-  std::size_t r = begin;
-  for (; r + R <= end; r += R)
-    gemv_tile<Arch, Weights, M, R>(in, x, in, w + r * in, y + r, out, bias_at(r));
-  for (; r < end; ++r) gemv_tile<Arch, Weights, M, 1>(in, x, in, w + r * in, y + r, out, bias_at(r));
+  ATTNLENS_OUT_OF_LINE(gemv_row<Arch, Weights, M>);
+  for (std::size_t r = begin; r < end; ++r)
+    gemv_row<Arch, Weights, M>(in, x, in, w + r * in, y + r, out, bias ? bias + r : nullptr);
 }
 
 template <class Arch, class Weights>

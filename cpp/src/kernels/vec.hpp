@@ -37,6 +37,7 @@ struct vec<scalar_arch> {
   static type fma(type a, type b, type c) { return a * b + c; }
   static type max(type a, type b) { return std::max(a, b); }
   static type exp(type a) { return std::exp(a); }
+  static type erfc(type a) { return std::erfc(a); }
   static float reduce_add(type a) { return a; }
   static float reduce_max(type a) { return a; }
   // rows[i] ← column i of the width × width matrix whose rows are rows[0..width).
@@ -65,6 +66,7 @@ struct vec {
   static type fma(type a, type b, type c) { return xsimd::fma(a, b, c); }
   static type max(type a, type b) { return xsimd::max(a, b); }
   static type exp(type a) { return xsimd::exp(a); }
+  static type erfc(type a) { return xsimd::erfc(a); }
   static float reduce_add(type a) { return xsimd::reduce_add(a); }
   static float reduce_max(type a) { return xsimd::reduce_max(a); }
   static void transpose(type* rows) { xsimd::transpose(rows, rows + width); }

@@ -4,54 +4,47 @@
 #include <cmath>
 #include <cstring>
 
+#include "parallel.hpp"
+
 namespace attnlens::model {
+
+namespace {
+// Rows per chunk when a norm is split among the pool's threads: ~16K elements at least.
+std::size_t min_rows(std::size_t d) { return std::max<std::size_t>(1, (std::size_t{1} << 14) / std::max<std::size_t>(1, d)); }
+}  // namespace
 
 void layer_norm(const float* x, std::size_t rows, std::size_t d, const float* scale,
                 const float* bias, float eps, float* out) {
-  for (std::size_t i = 0; i < rows; ++i) {
-    const float* row = x + i * d;
-    double sum = 0;
-    for (std::size_t j = 0; j < d; ++j) sum += row[j];
-    const float mean = static_cast<float>(sum / static_cast<double>(d));
-    double squares = 0;
-    for (std::size_t j = 0; j < d; ++j) {
-      const float c = row[j] - mean;
-      squares += static_cast<double>(c) * c;
+  parallel::for_chunks(rows, min_rows(d), [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) {
+      const float* row = x + i * d;
+      double sum = 0;
+      for (std::size_t j = 0; j < d; ++j) sum += row[j];
+      const float mean = static_cast<float>(sum / static_cast<double>(d));
+      double squares = 0;
+      for (std::size_t j = 0; j < d; ++j) {
+        const float c = row[j] - mean;
+        squares += static_cast<double>(c) * c;
+      }
+      const float var = static_cast<float>(squares / static_cast<double>(d));
+      const float rs = 1.0f / std::sqrt(var + eps);
+      for (std::size_t j = 0; j < d; ++j) out[i * d + j] = scale[j] * rs * (row[j] - mean) + (bias ? bias[j] : 0.0f);
     }
-    const float var = static_cast<float>(squares / static_cast<double>(d));
-    const float rs = 1.0f / std::sqrt(var + eps);
-    for (std::size_t j = 0; j < d; ++j) out[i * d + j] = scale[j] * rs * (row[j] - mean) + (bias ? bias[j] : 0.0f);
-  }
+  });
 }
 
 void rms_norm(const float* x, std::size_t rows, std::size_t d, const float* weight, float eps,
               float* out) {
-  for (std::size_t i = 0; i < rows; ++i) {
-    const float* row = x + i * d;
-    double squares = 0;
-    for (std::size_t j = 0; j < d; ++j) squares += static_cast<double>(row[j]) * row[j];
-    const float rs =
-        static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(d) + static_cast<double>(eps)));
-    for (std::size_t j = 0; j < d; ++j) out[i * d + j] = weight[j] * (rs * row[j]);
-  }
-}
-
-void gelu_tanh(float* x, std::size_t count) {
-  const float k = 0.7978845608028654f;  // √(2/π)
-  for (std::size_t i = 0; i < count; ++i) {
-    const float v = x[i];
-    x[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
-  }
-}
-
-void gelu_erf(float* x, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.7071067811865476f));
-}
-
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
-
-void swiglu(float* gate, const float* up, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) gate[i] = silu(gate[i]) * up[i];
+  parallel::for_chunks(rows, min_rows(d), [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) {
+      const float* row = x + i * d;
+      double squares = 0;
+      for (std::size_t j = 0; j < d; ++j) squares += static_cast<double>(row[j]) * row[j];
+      const float rs =
+          static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(d) + static_cast<double>(eps)));
+      for (std::size_t j = 0; j < d; ++j) out[i * d + j] = weight[j] * (rs * row[j]);
+    }
+  });
 }
 
 void add_in_place(float* y, const float* x, std::size_t count) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <new>
 
+#include "attnlens/activation.hpp"
 #include "attnlens/attention.hpp"
 
 namespace attnlens::model {
@@ -270,11 +271,11 @@ void Transformer::norm(const float* x, std::size_t rows, Role weight, std::size_
 }
 
 // h = act(h), or for a gated FFN h = SiLU(h)·up (h holds the gate).
-void Transformer::activate(float* h, const float* up, std::size_t count) const {
-  if (spec_.gated) return swiglu(h, up, count);
-  if (spec_.activation == Activation::gelu_tanh) return gelu_tanh(h, count);
-  if (spec_.activation == Activation::gelu_erf) return gelu_erf(h, count);
-  for (std::size_t i = 0; i < count; ++i) h[i] = silu(h[i]);
+void Transformer::activate(float* h, const float* up, std::size_t count, Kernel kernel) const {
+  if (spec_.gated) return attnlens::swiglu(h, up, count, kernel);
+  if (spec_.activation == Activation::gelu_tanh) return attnlens::gelu_tanh(h, count, kernel);
+  if (spec_.activation == Activation::gelu_erf) return attnlens::gelu_erf(h, count, kernel);
+  attnlens::silu(h, count, kernel);
 }
 
 void Transformer::embed(std::int32_t id, std::int32_t type, std::size_t position, float* x) const {
@@ -339,7 +340,7 @@ void Transformer::feed_forward(std::size_t n, float* x, std::size_t l, Scratch& 
   } else {
     linear(n, in, matrix(Role::up, l), vec(Role::up_bias, l), h1, kernel);
   }
-  activate(h1, up, n * f);
+  activate(h1, up, n * f, kernel);
   linear(n, h1, matrix(Role::down, l), vec(Role::down_bias, l), xb, kernel);
   add_in_place(x, xb, n * d);
   if (!spec_.pre_norm) norm(x, n, Role::ffn_norm, l, x);
@@ -382,8 +383,8 @@ void Transformer::finish_logits(std::size_t n, float* x, const ForwardOutputs& o
   } else if (spec_.head == HeadKind::masked_lm && out.logits) {
     float* t = sized(s.xb, n * d);
     linear(n, x, matrix(Role::mlm_dense), vec(Role::mlm_dense_bias), t, kernel);
-    if (spec_.activation == Activation::gelu_tanh) gelu_tanh(t, n * d);
-    else gelu_erf(t, n * d);
+    if (spec_.activation == Activation::gelu_tanh) attnlens::gelu_tanh(t, n * d, kernel);
+    else attnlens::gelu_erf(t, n * d, kernel);
     norm(t, n, Role::mlm_norm, 0, t);
     out.logits->resize(n * spec_.vocab);
     linear(n, t, matrix(Role::token_embedding), vec(Role::mlm_bias), out.logits->data(), kernel);

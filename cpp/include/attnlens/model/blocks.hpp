@@ -1,6 +1,7 @@
 // Building blocks shared by the model forward passes (USE-lite's encoder, the Llama decoder):
-// norms, activations, rotary position embeddings and head reshaping. Matrix products come from
-// attnlens/ops.hpp and attention from attnlens/attention.hpp. Row-major float32; no checks:
+// norms, rotary position embeddings and head reshaping. Matrix products come from
+// attnlens/linear.hpp and attnlens/ops.hpp, activations from attnlens/activation.hpp and attention
+// from attnlens/attention.hpp. Row-major float32; no checks:
 // callers validate shapes.
 #pragma once
 #include <cstddef>
@@ -15,15 +16,6 @@ void layer_norm(const float* x, std::size_t rows, std::size_t d, const float* sc
 // x·rsqrt(mean(x²) + ε)·weight over each row (Llama's RMSNorm; sum of squares in double).
 void rms_norm(const float* x, std::size_t rows, std::size_t d, const float* weight, float eps,
               float* out);
-
-// GELU in place: tanh approximation (GPT-2's gelu_new) or exact, with erf (BERT's gelu).
-void gelu_tanh(float* x, std::size_t count);
-void gelu_erf(float* x, std::size_t count);
-
-// SiLU(x) = x·σ(x).
-float silu(float x);
-// SwiGLU: gate[i] = SiLU(gate[i])·up[i], in place.
-void swiglu(float* gate, const float* up, std::size_t count);
 
 void add_in_place(float* y, const float* x, std::size_t count);
 

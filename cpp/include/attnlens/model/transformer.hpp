@@ -164,7 +164,7 @@ class Transformer {
   WeightMatrix matrix(Role role, std::size_t layer = 0) const;
   const float* vec(Role role, std::size_t layer = 0) const;  // nullptr when unused
   void norm(const float* x, std::size_t rows, Role weight, std::size_t layer, float* out) const;
-  void activate(float* h, const float* up, std::size_t count) const;
+  void activate(float* h, const float* up, std::size_t count, Kernel kernel) const;
   void embed(std::int32_t id, std::int32_t type, std::size_t position, float* x) const;
   // The pieces of a layer and of the end, shared by forward() (n rows) and step() (one row).
   struct Scratch;
