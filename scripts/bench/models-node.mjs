@@ -1,7 +1,8 @@
-// One Node process of `npm run bench:models` (models.mjs starts one per onnxruntime-web thread
-// count: it reads its thread count once per process). In this process, on the bench's files:
-// ours (lm.run, and with `generate` greedy decoding and prefill) and onnxruntime-web (the ONNX
-// graph), checked against each other before anything is timed, then timed in interleaved rounds.
+// One Node process of `npm run bench:models` (models.mjs starts one per thread count:
+// onnxruntime-web reads its thread count once per process). In this process, on the bench's
+// files, both on spec.threads threads: ours (lm.run, and with `generate` greedy decoding and
+// prefill) and onnxruntime-web (the ONNX graph), checked against each other before anything is
+// timed, then timed in interleaved rounds.
 // Prints one JSON line (prefixed 'RESULT ') on stdout; progress on stderr.
 //   node --experimental-wasm-relaxed-simd scripts/bench/models-node.mjs --spec '{…}'
 import { readFileSync } from 'node:fs';
@@ -28,8 +29,11 @@ const result = { runtime: 'node', node: process.versions.node, shape: spec.shape
 const errorOf = (e) => String(e?.message ?? e).split('\n')[0];
 
 // Ours first (its own wasm module per model), then onnxruntime-web, each load measured alone.
-const lens = await init();
+// Ours runs on as many threads as onnxruntime-web does in this process: the ratios compare like
+// with like.
+const lens = await init({ threads: spec.threads });
 result.ours.build = lens.build;
+result.ours.threads = lens.threads;
 const ours = {};
 for (const dtype of spec.dtypes) {
   const bytes = files(dtype);

@@ -137,17 +137,28 @@ async function wllamaFor(spec, shape, dtype, folder, threads, ours) {
   }
 }
 
+// Per file and thread count: ours on an engine of that many threads (its load, memory and the
+// heads grid from the last count), then wllama on as many, compared with ours at that count.
 window.attnlensModelsBench = async (spec) => {
   const shape = shapeOf(spec.shape);
   const folder = `/${spec.folder}`;
-  const lens = await init();
-  const result = { userAgent: navigator.userAgent, crossOriginIsolated: globalThis.crossOriginIsolated, build: lens.build,
+  const result = { userAgent: navigator.userAgent, crossOriginIsolated: globalThis.crossOriginIsolated,
     bandwidth: { start: readBandwidth({ mib: spec.bandwidthMiB }) }, ours: {}, wllama: {} };
   for (const dtype of spec.dtypes) {
-    result.ours[dtype] = await oursFor(lens, spec, shape, dtype, folder);
     result.wllama[dtype] = [];
-    for (const threads of spec.threads) result.wllama[dtype].push(await wllamaFor(spec, shape, dtype, folder, threads, result.ours[dtype]));
+    for (const [i, threads] of spec.threads.entries()) {
+      const lens = await init({ threads });
+      const last = i === spec.threads.length - 1;
+      const ours = await oursFor(lens, { ...spec, headsGrid: last ? spec.headsGrid : undefined }, shape, dtype, folder);
+      ours.threads = lens.threads;
+      ours.build = lens.build;
+      if (last) result.ours[dtype] = ours;
+      const w = await wllamaFor(spec, shape, dtype, folder, threads, ours);
+      w.ours = ours.error ? { error: ours.error } : { threads: ours.threads, greedy: ours.greedy, prefill: ours.prefill };
+      result.wllama[dtype].push(w);
+    }
   }
+  result.build = result.ours[spec.dtypes[0]]?.build;
   result.bandwidth.end = readBandwidth({ mib: spec.bandwidthMiB });
   return result;
 };

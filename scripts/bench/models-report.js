@@ -11,6 +11,8 @@ export function kvCacheBytes(s) {
   return 2 * s.layers * s.context * (s.dim / s.heads) * s.kvHeads * 4;
 }
 
+const threadWord = (n) => `${n} thread${n > 1 ? 's' : ''}`;
+
 const target = (id, what, ratio, need, extra = {}) => ({
   id, what, ratio, need, met: extra.reason ? null : Number.isFinite(ratio) ? ratio >= need : null, ...extra,
 });
@@ -27,7 +29,7 @@ export function judgeModels(shapes) {
       ? { reason: `void: onnxruntime-web and ours disagree (logits ${one.agreement.logitsMaxAbs}, attention ${one.agreement.attentionMaxAbs})` } : {};
     for (const r of node)
       for (const f of r.forward)
-        push(target(`forward-${f.tokens}-${r.threads}t`, `forward pass with every layer's attention, ${f.tokens} tokens, onnxruntime-web on ${r.threads} thread${r.threads > 1 ? 's' : ''}: its time ÷ ours`,
+        push(target(`forward-${f.tokens}-${r.threads}t`, `forward pass with every layer's attention, ${f.tokens} tokens, both on ${threadWord(r.threads)}: onnxruntime-web's time ÷ ours`,
           f.ortMs / f.oursMs, 1.5, { ...notOurs, ...voidNode }));
     push(target('load', 'load from bytes: onnxruntime-web session creation ÷ ours (F32)', one.ort.createMs / one.ours.F32?.loadMs, 2, notOurs));
     for (const dtype of ['F32', 'F16']) {
@@ -40,9 +42,11 @@ export function judgeModels(shapes) {
     const bound = (gbs, dtype) => (gbs * 1e9) / s.weightBytesPerToken[dtype];
     const notOursHere = { reason: 'not judged: ours does not load this model here (its message is in the table)' };
     for (const dtype of ['F32', 'F16']) {
-      const g = one.generate?.[dtype];
-      push(target(`decode-bound-${dtype}-node`, `greedy decoding in Node (${dtype}): ours ÷ the bandwidth bound`,
-        g?.decodeTokensPerSecond / bound(one.bandwidth?.start.gbs, dtype), 0.7, g ? {} : notOurs));
+      for (const r of node) {
+        const g = r.generate?.[dtype];
+        push(target(`decode-bound-${dtype}-node-${r.threads}t`, `greedy decoding in Node (${dtype}), ${threadWord(r.threads)}: ours ÷ the bandwidth bound`,
+          g?.decodeTokensPerSecond / bound(r.bandwidth?.start.gbs, dtype), 0.7, g ? {} : notOurs));
+      }
       const b = browser?.ours[dtype];
       if (browser) push(target(`decode-bound-${dtype}-chromium`, `greedy decoding in Chromium (${dtype}): ours ÷ the bandwidth bound`,
         b?.greedy?.decodeTokensPerSecond / bound(browser.bandwidth.start.gbs, dtype), 0.7, b?.error ? notOursHere : {}));
@@ -50,13 +54,14 @@ export function judgeModels(shapes) {
         push(target('heads-grid', `isolated page, ${dtype} model loaded: text changed → heads grid of ${b?.headsGrid?.tokens ?? 64} tokens redrawn, 500 ms ÷ the median`,
           500 / b?.headsGrid?.medianMs, 1, b?.error ? notOursHere : {}));
       for (const w of browser?.wllama[dtype] ?? []) {
-        const reason = b?.error ? notOursHere.reason : w.error ? `wllama failed: ${w.error}`
+        const mine = w.ours ?? b;  // ours on as many threads (older results: the one run of ours)
+        const reason = mine?.error ? notOursHere.reason : w.error ? `wllama failed: ${w.error}`
           : !(w.agreement.sameIds && w.agreement.samePrompt) ? 'void: wllama and ours wrote different greedy ids' : undefined;
         const extra = reason ? { reason } : {};
         push(target(`decode-wllama-${dtype}-${w.threads}t`, `greedy tokens/s (${dtype}), ours ÷ wllama on ${w.threads} thread${w.threads > 1 ? 's' : ''}`,
-          b?.greedy?.decodeTokensPerSecond / w.decodeTokensPerSecond, 1.2, extra));
+          mine?.greedy?.decodeTokensPerSecond / w.decodeTokensPerSecond, 1.2, extra));
         push(target(`prefill-wllama-${dtype}-${w.threads}t`, `prefill tokens/s (${dtype}), ours ÷ wllama on ${w.threads} thread${w.threads > 1 ? 's' : ''}`,
-          b?.prefill?.tokensPerSecond / w.prefillTokensPerSecond, 1.5, extra));
+          mine?.prefill?.tokensPerSecond / w.prefillTokensPerSecond, 1.5, extra));
       }
     }
   }
@@ -80,15 +85,17 @@ function shapeTable({ shape: s, node, browser }) {
       `attention max |Δ| ${one.agreement.attentionMaxAbs.toExponential(1)}`, one.agreement.ok ? 'agree' : '**disagree: comparison void**');
   for (const r of node)
     for (const f of r.forward)
-      row(`Node: forward + all attention, ${f.tokens} tokens, ORT ${r.threads} thread${r.threads > 1 ? 's' : ''}`, f.oursMs === null ? '—' : `${fmt(f.oursMs)} ms`, `${fmt(f.ortMs)} ms`, fmt(f.ortMs / f.oursMs, 2));
-  if (one.bandwidth) row('Node: read bandwidth (start / end, best)', `${fmt(one.bandwidth.start.gbs)} / ${fmt(one.bandwidth.end.gbs)} GB/s`, '', '');
-  for (const dtype of ['F32', 'F16']) {
-    const g = one.generate?.[dtype];
-    if (!g) continue;
-    const bound = (one.bandwidth.start.gbs * 1e9) / s.weightBytesPerToken[dtype];
-    row(`Node: greedy ${g.tokens} tokens after a ${g.promptTokens}-token prompt (${dtype})`, `${fmt(g.decodeTokensPerSecond)} tokens/s`,
-      `bound ${fmt(bound)} tokens/s`, fmt(g.decodeTokensPerSecond / bound, 2));
-    row(`Node: prefill of ${g.prefill.tokens} tokens (${dtype})`, `${fmt(g.prefill.tokensPerSecond, 0)} tokens/s`, '', '');
+      row(`Node: forward + all attention, ${f.tokens} tokens, both on ${threadWord(r.threads)}`, f.oursMs === null ? '—' : `${fmt(f.oursMs)} ms`, `${fmt(f.ortMs)} ms`, fmt(f.ortMs / f.oursMs, 2));
+  for (const r of node) {
+    if (r.bandwidth) row(`Node, ${threadWord(r.threads)}: read bandwidth (start / end, best)`, `${fmt(r.bandwidth.start.gbs)} / ${fmt(r.bandwidth.end.gbs)} GB/s`, '', '');
+    for (const dtype of ['F32', 'F16']) {
+      const g = r.generate?.[dtype];
+      if (!g) continue;
+      const bound = (r.bandwidth.start.gbs * 1e9) / s.weightBytesPerToken[dtype];
+      row(`Node, ${threadWord(r.threads)}: greedy ${g.tokens} tokens after a ${g.promptTokens}-token prompt (${dtype})`, `${fmt(g.decodeTokensPerSecond)} tokens/s`,
+        `bound ${fmt(bound)} tokens/s`, fmt(g.decodeTokensPerSecond / bound, 2));
+      row(`Node, ${threadWord(r.threads)}: prefill of ${g.prefill.tokens} tokens (${dtype})`, `${fmt(g.prefill.tokensPerSecond, 0)} tokens/s`, '', '');
+    }
   }
   if (browser) {
     row(`Chromium ${browser.browser} (isolated: ${browser.crossOriginIsolated}): read bandwidth`, `${fmt(browser.bandwidth.start.gbs)} / ${fmt(browser.bandwidth.end.gbs)} GB/s`, '', '');
@@ -99,7 +106,7 @@ function shapeTable({ shape: s, node, browser }) {
         continue;
       }
       const bound = (browser.bandwidth.start.gbs * 1e9) / s.weightBytesPerToken[dtype];
-      row(`Chromium: greedy tokens/s (${dtype}) vs the bandwidth bound`, fmt(b.greedy.decodeTokensPerSecond), `bound ${fmt(bound)}`, fmt(b.greedy.decodeTokensPerSecond / bound, 2));
+      row(`Chromium, ${threadWord(b.threads ?? 0)}: greedy tokens/s (${dtype}) vs the bandwidth bound`, fmt(b.greedy.decodeTokensPerSecond), `bound ${fmt(bound)}`, fmt(b.greedy.decodeTokensPerSecond / bound, 2));
       if (b.headsGrid)
         row(`Chromium: text changed → heads grid (${b.headsGrid.layers} layers × ${b.headsGrid.heads} heads, ${b.headsGrid.tokens} tokens) redrawn (${dtype})`,
           `${fmt(b.headsGrid.medianMs, 0)} ms (lm.run ${fmt(b.headsGrid.runMs, 0)} ms; first draw ${fmt(b.headsGrid.firstMs, 0)} ms)`, 'target 500 ms', fmt(500 / b.headsGrid.medianMs, 2));
@@ -108,12 +115,16 @@ function shapeTable({ shape: s, node, browser }) {
           row(`Chromium: wllama ${w.threads} thread(s) (${dtype})`, '', `failed: ${w.error}`, '');
           continue;
         }
-        const a = w.agreement;
+        const a = w.agreement, mine = w.ours ?? b;
+        if (mine.error) {
+          row(`Chromium, ours on ${threadWord(w.threads)} (${dtype})`, `does not load: ${mine.error}`, '', '');
+          continue;
+        }
         row(`Chromium: load (${dtype}), wllama ${w.threads} thread(s)`, `${fmt(b.loadMs, 0)} ms`, `${fmt(w.loadMs, 0)} ms`, fmt(w.loadMs / b.loadMs, 2));
         row(`Chromium: agreement with wllama ${w.threads}t (${dtype})`, `same ids: ${a.sameIds}, same prompt: ${a.samePrompt}`,
           `top-3 p max |Δ| ${a.topProbabilityMaxAbs?.toExponential(1) ?? '—'}`, a.sameIds && a.samePrompt ? 'agree' : '**disagree: void**');
-        row(`Chromium: greedy tokens/s (${dtype}), wllama ${w.threads}t`, fmt(b.greedy.decodeTokensPerSecond), fmt(w.decodeTokensPerSecond), fmt(b.greedy.decodeTokensPerSecond / w.decodeTokensPerSecond, 2));
-        row(`Chromium: prefill tokens/s of ${b.prefill.tokens} (${dtype}), wllama ${w.threads}t`, fmt(b.prefill.tokensPerSecond, 0), fmt(w.prefillTokensPerSecond, 0), fmt(b.prefill.tokensPerSecond / w.prefillTokensPerSecond, 2));
+        row(`Chromium: greedy tokens/s (${dtype}), both on ${threadWord(w.threads)}`, fmt(mine.greedy.decodeTokensPerSecond), fmt(w.decodeTokensPerSecond), fmt(mine.greedy.decodeTokensPerSecond / w.decodeTokensPerSecond, 2));
+        row(`Chromium: prefill tokens/s of ${mine.prefill.tokens} (${dtype}), both on ${threadWord(w.threads)}`, fmt(mine.prefill.tokensPerSecond, 0), fmt(w.prefillTokensPerSecond, 0), fmt(mine.prefill.tokensPerSecond / w.prefillTokensPerSecond, 2));
       }
     }
   }

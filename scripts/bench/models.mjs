@@ -31,7 +31,7 @@ const HELP = `npm run bench:models [-- options]
   --shapes a,b        model shapes (scripts/bench/model-shapes.js; default ${DEFAULTS.shapes})
   --runs N            timed rounds per forward-pass length (default ${DEFAULTS.runs})
   --lengths a,b       forward-pass lengths (default ${DEFAULTS.lengths})
-  --threads a,b       onnxruntime-web / wllama thread counts (default ${DEFAULTS.threads})
+  --threads a,b       thread counts (ours against onnxruntime-web / wllama on as many) (default ${DEFAULTS.threads})
   --new-tokens N      greedy tokens after the ${DEFAULTS.promptTokens}-token prompt (default ${DEFAULTS.newTokens})
   --prefill-tokens N  prompt length of the prefill measurement (default ${DEFAULTS.prefillTokens})
   --generate-runs N   timed greedy / prefill runs (default ${DEFAULTS.generateRuns})
@@ -150,8 +150,9 @@ export async function benchShape(name, o, { log = () => {} } = {}) {
   const base = { shape: name, dir: folder, dtypes: ['F32', 'F16'], lengths: o.lengths, runs: o.runs,
     promptTokens: o.promptTokens, newTokens: o.newTokens, prefillTokens: Math.min(o.prefillTokens, shape.context - 1),
     generateRuns: o.generateRuns, bandwidthMiB: o.bandwidthMiB };
-  // Loads, memory and decoding in the first process; the others time the forward passes only.
-  const node = o.threads.map((threads, i) => runNode({ ...base, threads, generate: i === 0, dtypes: i === 0 ? base.dtypes : ['F32'] }, { log }));
+  // One process per thread count, ours and onnxruntime-web on that many threads in each: loads,
+  // memory, forward passes and decoding (the report's load and memory rows are the first's).
+  const node = o.threads.map((threads) => runNode({ ...base, threads, generate: true }, { log }));
   let browser = null;
   if (o.browser) {
     const { runModelsInBrowser } = await import('./models-browser.mjs');
