@@ -1,0 +1,79 @@
+// Issue 21 §4's heads-grid target alone (the bench:models run measures it among much else):
+// GPT-2 small's shape (F16, the random-weight folder `npm run bench:models` writes under
+// .build/bench-models/), lm.run on 64 ids, then an <attn-heads> of 12 layers × 12 heads redrawn
+// in headless Chromium, cross-origin isolated. Prints lm.run, data → updateComplete and
+// data → the next painted frame (median and best); with --profile, the figure's time by function
+// (V8's sampling profiler over the timed redraws; `self` = in the function itself, `total` = with
+// what it calls).
+//   node scripts/bench/heads-grid.mjs [--redraws 7] [--tokens 64] [--width 800] [--profile] [--top 30]
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { withBenchPage } from './bench-page.mjs';
+import { ISOLATION_HEADERS } from '../serve.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { values } = parseArgs({ options: {
+  redraws: { type: 'string', default: '7' }, tokens: { type: 'string', default: '64' }, width: { type: 'string', default: '800' },
+  profile: { type: 'boolean', default: false }, top: { type: 'string', default: '30' },
+  folder: { type: 'string', default: '.build/bench-models/gpt2-small-1' },
+} });
+if (!existsSync(path.join(ROOT, values.folder, 'F16/model.safetensors')))
+  throw new Error(`${values.folder}/F16/model.safetensors is missing: run \`npm run bench:models -- --shapes gpt2-small --no-browser\` first`);
+const spec = { redraws: Number(values.redraws), tokens: Number(values.tokens), width: Number(values.width) };
+
+// Self and total (inclusive) time per function of a CPU profile: one sample = the time to the next.
+function byFunction(profile) {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const name = (node) => {
+    const f = node.callFrame;
+    return `${f.functionName || '(anonymous)'} ${f.url ? `${f.url.replace(/^.*?\/\/[^/]+\//, '')}:${f.lineNumber + 1}` : ''}`.trim();
+  };
+  const self = new Map(), total = new Map();
+  let all = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = (profile.timeDeltas[i + 1] ?? 0) / 1000;
+    all += dt;
+    self.set(name(nodes.get(id)), (self.get(name(nodes.get(id))) ?? 0) + dt);
+    const seen = new Set();
+    for (let at = id; at !== undefined; at = parent.get(at)) {
+      const key = name(nodes.get(at));
+      if (!seen.has(key)) total.set(key, (total.get(key) ?? 0) + dt), seen.add(key);
+    }
+  });
+  return { all, self, total };
+}
+
+await withBenchPage(async (page) => {
+  const info = await page.evaluate((s) => window.attnlensHeadsGridLoad(s), { shape: 'gpt2-small', folder: values.folder });
+  let cdp = null;
+  if (values.profile) {
+    cdp = await page.context().newCDPSession(page);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+    await cdp.send('Profiler.start');
+  }
+  const r = await page.evaluate((s) => window.attnlensHeadsGridRun(s), spec);
+  const profile = cdp ? (await cdp.send('Profiler.stop')).profile : null;
+  const ms = (x) => `${x.toFixed(0)} ms`;
+  console.log(`<attn-heads> redraw: ${r.layers} layers × ${r.heads} heads (${r.cells} tiles), ${r.tokens} tokens, ${r.width} px; ` +
+    `${info.userAgent.match(/Chrome\/[\d.]+/)?.[0]} (${info.build}, isolated ${info.crossOriginIsolated}); ${r.redraws} redraws after one`);
+  for (const [label, s] of [['lm.run → updateComplete (the target, ≤ 500 ms)', r.total], ['  lm.run', r.run],
+    ['  data → updateComplete', r.figure], ['  data → next painted frame', r.painted]])
+    console.log(`  ${label.padEnd(48)} median ${ms(s.median).padStart(7)}  best ${ms(s.best).padStart(7)}`);
+  console.log(`  first draw: ${ms(r.first.ms)} (lm.run ${ms(r.first.runMs)}); each: ${r.all.map((t) => t.ms.toFixed(0)).join(' ')} ms`);
+  if (profile) {
+    const { all, self, total } = byFunction(profile);
+    const top = (map) => [...map].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
+    console.log(`profile over the ${r.redraws + 1} draws (${ms(all)} sampled); per draw:`);
+    console.log('  self:');
+    for (const [k, v] of top(self)) console.log(`    ${(v / (r.redraws + 1)).toFixed(1).padStart(7)} ms  ${k}`);
+    console.log('  total:');
+    for (const [k, v] of top(total)) console.log(`    ${(v / (r.redraws + 1)).toFixed(1).padStart(7)} ms  ${k}`);
+  }
+  console.log(JSON.stringify({ kind: 'heads-grid', ...r, ...info }));
+}, { log: (t) => console.error(`[page] ${t}`), headers: ISOLATION_HEADERS, pagePath: '/scripts/bench/heads-grid-page.html' });
