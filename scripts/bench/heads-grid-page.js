@@ -1,4 +1,4 @@
-// The page of heads-grid.mjs: issue 21 §4's figure target alone. A GPT-2-shaped model (the
+// The page of heads-grid.mjs: issue 21 §4's figure target alone. A model of a bench shape (the
 // folder `npm run bench:models` writes) runs on `tokens` ids, and an <attn-heads> 800 px wide
 // redraws every layer and head; timed as models-page.js's headsGridRedraw (from lm.run to
 // updateComplete), split into lm.run, data → updateComplete and data → the next painted frame.
@@ -24,7 +24,7 @@ window.attnlensHeadsGridLoad = async ({ shape: name, folder, dtype = 'F16' }) =>
   const files = {
     config: JSON.parse(new TextDecoder().decode(await bytesOf(`/${folder}/${dtype}/config.json`))),
     weights: await bytesOf(`/${folder}/${dtype}/model.safetensors`),
-    tokenizer: await bytesOf(`/${folder}/tokenizer.json`),
+    tokenizer: await bytesOf(`/${folder}/${shape.arch === 'gpt2' ? 'tokenizer.json' : 'tokenizer.bin'}`),
   };
   const { lm, ms } = await loadOurs(lens, files);
   await import('../../web/elements/attn-heads.js');

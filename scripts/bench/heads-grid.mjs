@@ -1,11 +1,11 @@
 // Issue 21 §4's heads-grid target alone (the bench:models run measures it among much else):
-// GPT-2 small's shape (F16, the random-weight folder `npm run bench:models` writes under
-// .build/bench-models/), lm.run on 64 ids, then an <attn-heads> of 12 layers × 12 heads redrawn
-// in headless Chromium, cross-origin isolated. Prints lm.run, data → updateComplete and
+// GPT-2 small's shape (or --shape smollm-135m; F16, the random-weight folder `npm run bench:models`
+// writes under .build/bench-models/<shape>-1/), lm.run on 64 ids, then an <attn-heads> of every
+// layer and head (12 × 12 for GPT-2 small) redrawn in headless Chromium, cross-origin isolated. Prints lm.run, data → updateComplete and
 // data → the next painted frame (median and best); with --profile, the figure's time by function
 // (V8's sampling profiler over the timed redraws; `self` = in the function itself, `total` = with
 // what it calls).
-//   node scripts/bench/heads-grid.mjs [--redraws 7] [--tokens 64] [--width 800] [--profile] [--top 30]
+//   node scripts/bench/heads-grid.mjs [--shape gpt2-small] [--redraws 7] [--tokens 64] [--width 800] [--profile] [--top 30]
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,10 +18,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const { values } = parseArgs({ options: {
   redraws: { type: 'string', default: '7' }, tokens: { type: 'string', default: '64' }, width: { type: 'string', default: '800' },
   profile: { type: 'boolean', default: false }, top: { type: 'string', default: '30' },
-  folder: { type: 'string', default: '.build/bench-models/gpt2-small-1' },
+  shape: { type: 'string', default: 'gpt2-small' }, folder: { type: 'string' },
 } });
-if (!existsSync(path.join(ROOT, values.folder, 'F16/model.safetensors')))
-  throw new Error(`${values.folder}/F16/model.safetensors is missing: run \`npm run bench:models -- --shapes gpt2-small --no-browser\` first`);
+const folder = values.folder ?? `.build/bench-models/${values.shape}-1`;
+if (!existsSync(path.join(ROOT, folder, 'F16/model.safetensors')))
+  throw new Error(`${folder}/F16/model.safetensors is missing: \`npm run bench:models -- --shapes ${values.shape}\` writes it (writeModelFiles, scripts/bench/models.mjs)`);
 const spec = { redraws: Number(values.redraws), tokens: Number(values.tokens), width: Number(values.width) };
 
 // Self and total (inclusive) time per function of a CPU profile: one sample = the time to the next.
@@ -49,7 +50,7 @@ function byFunction(profile) {
 }
 
 await withBenchPage(async (page) => {
-  const info = await page.evaluate((s) => window.attnlensHeadsGridLoad(s), { shape: 'gpt2-small', folder: values.folder });
+  const info = await page.evaluate((s) => window.attnlensHeadsGridLoad(s), { shape: values.shape, folder });
   let cdp = null;
   if (values.profile) {
     cdp = await page.context().newCDPSession(page);
