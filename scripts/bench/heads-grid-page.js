@@ -29,7 +29,7 @@ window.attnlensHeadsGridLoad = async ({ shape: name, folder, dtype = 'F16' }) =>
   const { lm, ms } = await loadOurs(lens, files);
   await import('../../web/elements/attn-heads.js');
   loaded = { lm, shape };
-  return { build: lens.build, loadMs: ms, crossOriginIsolated: globalThis.crossOriginIsolated, userAgent: navigator.userAgent };
+  return { build: lens.build, threads: lm.info.threads, loadMs: ms, crossOriginIsolated: globalThis.crossOriginIsolated, userAgent: navigator.userAgent };
 };
 
 let figure = null;

@@ -82,7 +82,7 @@ await withBenchPage(async (page) => {
   const profile = cdp ? (await cdp.send('Profiler.stop')).profile : null;
   const ms = (x) => `${x.toFixed(0)} ms`;
   console.log(`<attn-heads> redraw: ${r.layers} layers × ${r.heads} heads (${r.cells} tiles), ${r.tokens} tokens, ${r.width} px; ` +
-    `${info.userAgent.match(/Chrome\/[\d.]+/)?.[0]} (${info.build}, isolated ${info.crossOriginIsolated}); ${r.redraws} redraws after one`);
+    `${info.userAgent.match(/Chrome\/[\d.]+/)?.[0]} (${info.build}, model on ${info.threads} thread(s), isolated ${info.crossOriginIsolated}); ${r.redraws} redraws after one`);
   for (const [label, s] of [['lm.run → updateComplete (the target, ≤ 500 ms)', r.total], ['  lm.run', r.run],
     ['  data → updateComplete', r.figure], ['  data → next painted frame', r.painted]])
     console.log(`  ${label.padEnd(48)} median ${ms(s.median).padStart(7)}  best ${ms(s.best).padStart(7)}`);
