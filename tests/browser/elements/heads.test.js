@@ -96,4 +96,59 @@ describe('<attn-heads>', () => {
     assert.ok(parsed.texts.includes('Layer 2') && parsed.texts.includes('H3'));
     assertClean(page, browser);
   });
+
+  it('new weights of the same grid repaint the kept tiles as a new figure paints them, and the focus stays', async () => {
+    // 3×3 self-attention, then 2 queries × 4 keys: the same tiles (1 layer, 2 heads, mean, max),
+    // the second picture half as tall, so what the first left in the margins would show.
+    const weights = (nQ, nK, seed) => [Array.from({ length: 2 }, (_, h) => Array.from({ length: nQ }, (_, i) => {
+      const row = Array.from({ length: nK }, (_, j) => 1 + ((i * 5 + j * 3 + h * 7 + seed) % 11));
+      const sum = row.reduce((a, b) => a + b);
+      return row.map((w) => w / sum);
+    }))];
+    const first = { tokens: ['a', 'b', 'c'], attention: weights(3, 3, 1) };
+    const second = { queryTokens: ['x', 'y'], keyTokens: ['k', 'l', 'm', 'n'], attention: weights(2, 4, 4) };
+    const got = await page.evaluate(async ([first, second]) => {
+      const make = () => {
+        const el = document.createElement('attn-heads');
+        el.style.width = '600px';
+        return document.body.appendChild(el);
+      };
+      const tiles = (el) => [...el.shadowRoot.querySelectorAll('[role="gridcell"]')];
+      // A lossless PNG of each canvas (no getImageData: Chromium warns at repeated readbacks).
+      const pixels = (el) => tiles(el).map((cell) => cell.querySelector('canvas').toDataURL());
+      const blank = (canvas) => Object.assign(document.createElement('canvas'), { width: canvas.width, height: canvas.height }).toDataURL();
+      const kept = make(), fresh = make();
+      kept.data = first;
+      await kept.updateComplete;
+      const before = tiles(kept), canvases = before.map((c) => c.querySelector('canvas'));
+      const labelsBefore = before.map((c) => c.getAttribute('aria-label'));
+      before[1].focus();
+      kept.data = second;
+      fresh.data = second;
+      const ok = [await kept.updateComplete, await fresh.updateComplete];
+      const after = tiles(kept);
+      const out = {
+        ok, count: [before.length, after.length, tiles(fresh).length],
+        sameElements: after.every((c, i) => c === before[i] && c.querySelector('canvas') === canvases[i]),
+        focused: kept.shadowRoot.activeElement === before[1],
+        labels: after.map((c) => c.getAttribute('aria-label')), labelsBefore,
+        freshLabels: tiles(fresh).map((c) => c.getAttribute('aria-label')),
+        samePixels: JSON.stringify(pixels(kept)) === JSON.stringify(pixels(fresh)),
+        painted: pixels(kept).map((p, i) => p !== blank(canvases[i])),
+      };
+      kept.remove();
+      fresh.remove();
+      return out;
+    }, [first, second]);
+    assert.deepEqual(got.ok, [true, true]);
+    assert.deepEqual(got.count, [4, 4, 4], 'two heads, mean and max');
+    assert.equal(got.sameElements, true, 'the tiles and their canvases are kept');
+    assert.equal(got.focused, true, 'the focused tile keeps the focus');
+    assert.deepEqual(got.labels, got.freshLabels);
+    assert.match(got.labels[0], /2 queries × 4 keys/);
+    assert.match(got.labelsBefore[0], /^H1, layer 1, head 1: /);
+    assert.doesNotMatch(got.labelsBefore[0], /queries × /);
+    assert.deepEqual(got.painted, [true, true, true, true]);
+    assert.equal(got.samePixels, true, 'every tile\'s pixels equal a new figure\'s');
+  });
 });
