@@ -16,9 +16,13 @@ export function pieceOf(id, { gguf = false } = {}) {
   if (id === BOS) return gguf ? '<s>' : '\n<s>\n';
   if (id === EOS) return gguf ? '</s>' : '\n</s>\n';
   if (id < SPECIAL_PIECES) return `<0x${(id - 3).toString(16).toUpperCase().padStart(2, '0')}>`;
-  let j = id - SPECIAL_PIECES;
+  // The capital, then floor(j / 26) in bijective base 26 ('a' = 1 … 'z' = 26), least significant
+  // first: dropping a word's last letter gives another word of a smaller id, so every word is
+  // reached by merging a prefix with one letter (SentencePiece's merges in llama.cpp, GPT-2's BPE).
+  // With 'a' as a zero digit, a word like "Aab" had no prefix "Aa", and llama.cpp split it.
+  const j = id - SPECIAL_PIECES;
   let word = String.fromCharCode(65 + (j % 26));
-  for (j = Math.floor(j / 26); j > 0; j = Math.floor(j / 26)) word += String.fromCharCode(97 + (j % 26));
+  for (let q = Math.floor(j / 26); q > 0; q = Math.floor((q - 1) / 26)) word += String.fromCharCode(97 + ((q - 1) % 26));
   return word;
 }
 

@@ -88,10 +88,13 @@ async function wllamaFor(spec, shape, dtype, folder, threads, ours) {
   // spec.debug: llama.cpp's own log on the page's console (models-browser.mjs prints it).
   const wllama = new Wllama({ default: WLLAMA_WASM }, { allowOffline: true, suppressNativeLog: !spec.debug });
   try {
-    const blob = new Blob([await bytesOf(`${folder}/model-${dtype}.gguf`)]);
+    // From its URL (this page's server), not a Blob: headless Chromium 156 here fails to read
+    // back a Blob of the F32 file (476 MiB and up: NotReadableError in wllama's worker, also in
+    // 64 MiB parts), where F16's 240 MiB reads fine. The load time includes the local transfer.
+    const url = new URL(`${folder}/model-${dtype}.gguf`, location.href).href;
     const t0 = performance.now();
     console.log(`wllama ${shape.name} ${dtype}, ${threads} thread(s): loading`);
-    await within(wllama.loadModel([blob], { n_threads: threads, n_ctx: Math.min(shape.context, 1024), n_batch: 512, n_gpu_layers: 0 }),
+    await within(wllama.loadModelFromUrl(url, { useCache: false, n_threads: threads, n_ctx: Math.min(shape.context, 1024), n_batch: 512, n_gpu_layers: 0 }),
       spec.deadlineMs, 'wllama.loadModel');
     const loadMs = performance.now() - t0;
     // wllama takes text: the made-up words of the ids after BOS; llama.cpp adds a Llama's BOS, and

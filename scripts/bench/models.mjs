@@ -19,7 +19,7 @@ import { formatModels, judgeModels } from './models-report.js';
 import { commandLine, machine } from './record.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const FILES_VERSION = 2;  // bump when the writers change, so old files are rewritten
+const FILES_VERSION = 3;  // bump when the writers change, so old files are rewritten
 
 export const DEFAULTS = {
   shapes: ['gpt2-small', 'smollm-135m'], runs: 5, threads: [1, 2], lengths: [128, 512], seed: 1,
