@@ -4,6 +4,7 @@
 #include <atomic>
 
 #ifdef ATTNLENS_HAVE_THREADS
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -51,15 +52,34 @@ constexpr unsigned kMaxThreads = 16;
 // Set while a thread runs chunks: a for_chunks inside one runs serially on that thread.
 thread_local bool in_chunk = false;
 
-// Workers sleep on `wake` between calls; a call publishes its job under the mutex with a new
-// generation number, everyone (the caller included) takes chunks from `next`, and the caller
-// waits until every worker that joined has left the job.
+// How long a thread spins on an atomic before it sleeps on a condition variable. Decoding one
+// token of a small model makes ~100–200 calls microseconds apart (every weight product of every
+// layer); waking a sleeping wasm worker (a futex, Atomics.wait/notify) takes tens of
+// microseconds each time, which made two threads decode SmolLM-135M slower than one. Spinning
+// this long between calls keeps the worker awake through a token; idle, it sleeps.
+constexpr auto kSpin = std::chrono::microseconds(300);
+
+// Calls done() until it is true or kSpin has passed (the clock read every 64 tries: in wasm it
+// is a call out to JavaScript). True when done() became true.
+template <class Done>
+bool spin_until(Done&& done) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    if (done()) return true;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return false;
+  }
+}
+
+// Workers spin, then sleep on `wake`, between calls; a call publishes its job under the mutex
+// with a new generation number, everyone (the caller included) takes chunks from `next`, and the
+// caller waits (spinning first) until every worker that joined has left the job.
 class Pool {
  public:
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
+      stopping_.store(true, std::memory_order_relaxed);
     }
     wake_.notify_all();
     for (auto& t : workers_) t.join();
@@ -88,15 +108,20 @@ class Pool {
       next_.store(0, std::memory_order_relaxed);
       chunks_.store(0, std::memory_order_relaxed);
       seats_ = wanted_ - 1;  // how many workers may join this job
-      active_ = 0;
-      ++generation_;
+      active_.store(0, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     take_chunks();
-    std::unique_lock<std::mutex> lock(mutex_);
-    // Close the job: no worker joins after this; wait for those that did.
-    seats_ = 0;
-    done_.wait(lock, [this] { return active_ == 0; });
+    {
+      // Close the job: no worker joins after this; then wait for those that did.
+      std::lock_guard<std::mutex> lock(mutex_);
+      seats_ = 0;
+    }
+    if (!spin_until([this] { return active_.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [this] { return active_.load(std::memory_order_relaxed) == 0; });
+    }
     last_chunks = chunks_.load(std::memory_order_relaxed);
     return true;
   }
@@ -122,19 +147,25 @@ class Pool {
 
   void work() {
     std::uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
-    ++started_;
-    started_cv_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++started_;
+      started_cv_.notify_all();
+    }
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen || stopping_.load(std::memory_order_relaxed); });
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
       if (stop_) return;
-      seen = generation_;
+      seen = generation_.load(std::memory_order_relaxed);
       if (seats_ == 0) continue;  // job full or already closed
-      --seats_, ++active_;
+      --seats_;
+      active_.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
       take_chunks();
       lock.lock();
-      if (--active_ == 0) done_.notify_one();
+      // Under the mutex: a caller past its spin waits on done_ holding it, so no wake-up is lost.
+      if (active_.fetch_sub(1, std::memory_order_release) == 1) done_.notify_one();
     }
   }
 
@@ -146,9 +177,11 @@ class Pool {
   detail::ChunkFn fn_ = nullptr;
   void* body_ = nullptr;
   std::size_t items_ = 0, min_chunk_ = 1, divisor_ = 2;
-  std::uint64_t generation_ = 0;
-  unsigned wanted_ = 1, seats_ = 0, active_ = 0;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<unsigned> active_{0};
+  unsigned wanted_ = 1, seats_ = 0;
   bool stop_ = false;
+  std::atomic<bool> stopping_{false};  // stop_, readable while spinning
 };
 
 Pool& pool() {

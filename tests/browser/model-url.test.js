@@ -2,7 +2,7 @@
 // "lens.loadModel(new URL('models/gpt2/', location.href))"): a small GPT-2 folder (random weights
 // in the Hub's layout, the real vocabulary) written here and served by the test server next to
 // the package's files. The page's run equals Node's run of the same folder; only same-origin
-// GETs of that folder's files are made; a sharded folder (no model.safetensors) loads through its
+// GETs of that folder's files are made, after one HEAD of its config.json; a sharded folder (no model.safetensors) loads through its
 // index after the one expected 404; a URL on another origin is refused without a request.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -69,7 +69,8 @@ describe('lens.loadModel(URL of a same-origin folder) in Chromium', () => {
     const models = page.requested.filter((r) => r.includes('/models/'));
     assert.ok(models.every((r) => /^(GET|HEAD) \/models\/gpt2\/[\w.]+$/.test(r)), models.join('\n'));
     for (const file of ['config.json', 'model.safetensors', 'tokenizer.json'])
-      assert.ok(models.includes(`GET /models/gpt2/${file}`), `${file} fetched: ${models.join(', ')}`);
+      assert.ok(models.includes(`GET /models/gpt2/${file}`), `${file} fetched: ${models.join(', ')}`);    // The folder is probed once (HEAD config.json), not once to choose the loader and again to load.
+    assert.deepEqual(models.filter((r) => r.startsWith('HEAD ')), ['HEAD /models/gpt2/config.json'], models.join('\n'));
   });
 
   it('a sharded folder: model.safetensors answers 404, then the index and its shards load the same model', async () => {

@@ -246,6 +246,35 @@ TEST_CASE("Hugging Face safetensors tensor by tensor (header, then each tensor's
   CHECK(loader.add_tensor(0).find("non-finite") != std::string::npos);
 }
 
+TEST_CASE("a Conv1D (transposed) weight with a non-finite value is refused, naming its [row, column]") {
+  Spec s;
+  s.dim = 40, s.ffn = 70, s.layers = 1, s.heads = 4, s.kv_heads = 4, s.head_dim = 10, s.vocab = 16;
+  s.context = s.positions = 8, s.norm = NormKind::layer, s.activation = Activation::gelu_tanh, s.gated = false;
+  for (attnlens::WeightType type : {attnlens::WeightType::f32, attnlens::WeightType::f16}) {
+    const std::size_t size = attnlens::weight_type_size(type);
+    // GPT-2's c_attn: [in = 40, out = 120] as stored; the key projection is its rows 40..79.
+    std::vector<std::uint8_t> bytes(40 * 120 * size, 0);
+    const std::size_t row = 7, column = 33;  // of the key projection's [out, in] view
+    const std::size_t at = (column * 120 + 40 + row) * size;
+    if (size == 4) {
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::memcpy(&bytes[at], &nan, 4);
+    } else {
+      bytes[at] = 0x00, bytes[at + 1] = 0x7C;  // float16 +infinity
+    }
+    Transformer t;
+    REQUIRE(t.configure(s).empty());
+    SourceTensor src{bytes.data(), type, 120, 40, true, 40};
+    const std::string error = t.set(Role::k, 0, src, "h.0.attn.c_attn.weight");
+    CHECK(error.find("h.0.attn.c_attn.weight") != std::string::npos);
+    CHECK(error.find("non-finite value at [47, 33]") != std::string::npos);  // rows of the source: 40 + 7
+    // The same bytes with the value made finite load.
+    bytes[at] = bytes[at + 1] = 0;
+    if (size == 4) bytes[at + 2] = bytes[at + 3] = 0;
+    CHECK(t.set(Role::k, 0, src, "h.0.attn.c_attn.weight").empty());
+  }
+}
+
 TEST_CASE("llama2.c loader refuses truncated, padded, foreign and oversized files") {
   const Weights w = random_weights(30);
   const Bytes good = llama2c_v0(w);

@@ -13,7 +13,7 @@ import * as check from '../engine/validate.js';
 import { cachedLoad, copyLayers, instantiateModel, loadOptions, moduleVariant, readTokens } from './loading.js';
 import { ModelFormatError } from './pack.js';
 import { cacheKey, modelBytes } from './source.js';
-import { isLanguageModelSource, loadLanguageModel } from './language-model.js';
+import { languageModelSourceKind, loadLanguageModel } from './language-model.js';
 
 export { ModelFormatError };
 export { LanguageModel, MAX_LM_TEXT_LENGTH } from './language-model.js';
@@ -32,7 +32,8 @@ const utf8 = new TextEncoder();
 export async function loadModel(source, options, engine) {
   // 'stories260K', a Hugging Face folder or files, { config, weights, tokenizer } or a llama2.c
   // checkpoint with { tokenizer }: a language model.
-  if (await isLanguageModelSource(source, options)) return loadLanguageModel(source, options, engine);
+  const kind = await languageModelSourceKind(source, options);
+  if (kind !== null) return loadLanguageModel(source, options, engine, kind);
   const { report } = loadOptions(options, ['onProgress']);
   const variant = moduleVariant(engine?.build);
   const key = cacheKey(source);

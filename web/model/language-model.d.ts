@@ -211,7 +211,11 @@ export declare class LanguageModel {
 export declare const MAX_LM_TEXT_LENGTH: number;
 export declare const CANDIDATES: number;
 export declare function isLanguageModelSource(source: unknown, options?: unknown): Promise<boolean>;
+/** 'folder' (a Hugging Face folder, its files or a folder URL), 'other' (another language-model
+ *  source) or null (not a language model); a folder URL is probed with one HEAD request. */
+export declare function languageModelSourceKind(source: unknown, options?: unknown): Promise<'folder' | 'other' | null>;
 /** `engine.build` (lens.build) picks the model module, `engine.threads` (lens.threads) its threads;
- *  without them, the runtime's best build and its default threads. */
+ *  without them, the runtime's best build and its default threads. `kind`: languageModelSourceKind's
+ *  answer, when the caller has it (a folder URL is then not probed again). */
 export declare function loadLanguageModel(source: LanguageModelSource, options?: LoadLanguageModelOptions,
-  engine?: { build?: 'relaxed' | 'simd' | 'scalar'; threads?: number }): Promise<LanguageModel>;
+  engine?: { build?: 'relaxed' | 'simd' | 'scalar'; threads?: number }, kind?: 'folder' | 'other' | null): Promise<LanguageModel>;

@@ -39,25 +39,34 @@ function bundledFiles() {
   };
 }
 
+/**
+ * What loadModel(source, options) asks for: 'folder' (a Hugging Face folder: files, a FileList, a
+ * directory or a same-origin folder URL), 'other' (another language model source) or null (not a
+ * language model: USE-lite). Probes a folder URL once (a HEAD request for its config.json).
+ */
+export async function languageModelSourceKind(source, options) {
+  if (source === 'stories260K') return 'other';
+  if (isPlainObject(options) && Object.hasOwn(options, 'tokenizer')) return 'other';
+  if (isPlainObject(source)) return Object.hasOwn(source, 'config') || Object.hasOwn(source, 'tokenizer') ? 'other' : null;
+  return isFileSet(source) || await isModelFolder(source) ? 'folder' : null;
+}
+
 /** True when loadModel(source, options) asks for a language model rather than USE-lite. */
 export async function isLanguageModelSource(source, options) {
-  if (source === 'stories260K') return true;
-  if (isPlainObject(options) && Object.hasOwn(options, 'tokenizer')) return true;
-  if (isPlainObject(source)) return Object.hasOwn(source, 'config') || Object.hasOwn(source, 'tokenizer');
-  if (isFileSet(source)) return true;
-  return isModelFolder(source);
+  return (await languageModelSourceKind(source, options)) !== null;
 }
 
 /**
  * Loads a language model. `options.onProgress({ stage, loaded, total, fraction })` reports
- * 'download' bytes, then 'initialise', then 'ready'. The bundled model and URL/path sources are
+ * 'download' bytes, then 'initialise', then 'ready'. `kind`: languageModelSourceKind's answer
+ * when the caller has it. The bundled model and URL/path sources are
  * cached (per model module); `engine.build` (lens.build) picks the module.
  */
-export function loadLanguageModel(source, options, engine) {
+export function loadLanguageModel(source, options, engine, kind) {
   const { o, report } = loadOptions(options, ['onProgress', 'tokenizer', 'config', 'context']);
   const context = o.context === undefined ? 0 : check.positiveInteger('options.context', o.context);
   const variant = moduleVariant(engine?.build);
-  return describeSource(source, o).then((parts) => {
+  return describeSource(source, o, kind).then((parts) => {
     // One model per module: the threaded module follows the engine's thread count.
     const key = parts.key === null ? null : `${variant}:${engine?.threads ?? 0}:${context}:${parts.key}`;
     return cachedLoad(cache, key, report, () => load(parts, report, variant, context, engine));
@@ -65,8 +74,9 @@ export function loadLanguageModel(source, options, engine) {
 }
 
 // What to read: { name, format: 'llama2c' | 'huggingface', model | weights (readers), config,
-// tokenizer, tokenizerConfig, index, key }.
-async function describeSource(source, o) {
+// tokenizer, tokenizerConfig, index, key }. `kind`, when languageModelSourceKind already told it,
+// spares a folder URL a second probe.
+async function describeSource(source, o, kind) {
   const noExtra = (what) => {
     if (o.tokenizer !== undefined || o.config !== undefined)
       throw new TypeError(`loadModel(${what}) takes no options.tokenizer or options.config: the ${what === "'stories260K'" ? 'bundled files are' : 'folder\'s files are'} used`);
@@ -77,7 +87,7 @@ async function describeSource(source, o) {
     return { name: 'stories260K', format: 'llama2c', model: fileReader(files.model, 'stories260K.bin'),
       tokenizer: fileReader(files.tokenizer, 'tok512.bin'), key: 'stories260K' };
   }
-  if (isFileSet(source) || await isModelFolder(source)) {
+  if (kind === 'folder' || (kind === undefined && (isFileSet(source) || await isModelFolder(source)))) {
     noExtra('a folder');
     const f = await folderParts(source);
     return { name: 'huggingface', format: 'huggingface', ...f };

@@ -112,7 +112,7 @@ struct lanes16 {
 };
 #endif
 
-// x's rows (m × in, row stride ldx) as gemv_row reads them for interleaved weights: in each
+// x's rows (m × in, row stride ldx) as gemv_rows_m reads them for interleaved weights: in each
 // whole block of 2·W columns the even columns, then the odd ones; the columns after the last
 // whole block as they are. out: m × in, row stride in.
 template <class Arch>
@@ -126,78 +126,67 @@ void permute_x(std::size_t m, std::size_t in, const float* x, std::size_t ldx, f
   }
 }
 
-// One output of gemv_row: its accumulators summed, the columns [from, in) added one by one,
-// then the bias. Out of line so that every input count runs the very same instructions (the
-// compiler would otherwise vectorise or contract these sums differently per shape).
-template <class Arch, class Weights>
-ATTNLENS_NOINLINE float gemv_finish(typename vec<Arch>::type a, typename vec<Arch>::type b,
-                                    const float* x, const typename Weights::elem* w,
-                                    std::size_t from, std::size_t in, const float* bias) {
-  float sum = vec<Arch>::reduce_add(a + b);
-  for (std::size_t c = from; c < in; ++c) sum += x[c] * Weights::one(w[c]);
-  return bias ? sum + *bias : sum;
-}
-
-// y[i·ldy] = Σ_c x[i·ldx + c] · w[c] (+ *bias) for M inputs and one weight row, read front to
-// back. One row at a time, because the product is bound by reading W: in V8 (Node 20, relaxed
-// SIMD) a single sequential stream read 23 GB/s of float32 weights where four rows read side by
-// side (the previous tile) read 10 (f16: 18 against 7; /tmp micro-benchmark, one thread).
-// Each input keeps P pairs of accumulators (P = 2 for M ≤ 2: two independent chains per
-// half; 1 above, for registers); they are summed once at the end, so a given element's sum
-// never depends on how rows are split among threads.
+// y[i·ldy + r] = Σ_c x[i·ldx + c] · w[r·in + c] (+ bias[r]) for M inputs and the weight rows
+// [begin, end), one row after the other, each read front to back. One row at a time, because the
+// product is bound by reading W: in V8 (Node 20, relaxed SIMD) a single sequential stream read
+// 23 GB/s of float32 weights where four rows read side by side (the previous tile) read 10 (f16:
+// 18 against 7; a micro-benchmark, one thread). The loop over rows is inside, so a narrow row
+// (SmolLM's 576 columns) pays no call per row. Each input keeps P pairs of accumulators (P = 2
+// for M ≤ 2: two independent chains per half; 1 above, for registers), summed at the row's end,
+// then the columns after the last whole block one by one and the bias: every row is computed by
+// the same instructions, so how rows are split among threads never changes a bit.
 template <class Arch, class Weights, std::size_t M>
-ATTNLENS_NOINLINE void gemv_row(std::size_t in, const float* x, std::size_t ldx,
-                                const typename Weights::elem* w, float* y, std::size_t ldy,
-                                const float* bias) {
+ATTNLENS_NOINLINE void gemv_rows_m(std::size_t begin, std::size_t end, std::size_t in, const float* x,
+                                   const typename Weights::elem* w, float* y, std::size_t ldy,
+                                   const float* bias) {
   using V = vec<Arch>;
   using T = typename V::type;
   constexpr std::size_t W = V::width, B = 2 * W, P = M <= 2 ? 2 : 1;
-  T acc[M][P][2];
-  for (std::size_t i = 0; i < M; ++i)
-    for (std::size_t p = 0; p < P; ++p) acc[i][p][0] = acc[i][p][1] = V::zero();
   const std::size_t blocks = in / B;
-  // Pointers stepped by hand (emscripten builds without loop strength reduction: gemm_tile).
-  const typename Weights::elem* wp = w;
-  const float* xp = x;
-  std::size_t b = 0;
-  for (; b + P <= blocks; b += P, wp += P * B, xp += P * B)
-    for (std::size_t p = 0; p < P; ++p) {
+  for (std::size_t r = begin; r < end; ++r) {
+    T acc[M][P][2];
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t p = 0; p < P; ++p) acc[i][p][0] = acc[i][p][1] = V::zero();
+    // Pointers stepped by hand (emscripten builds without loop strength reduction: gemm_tile).
+    const typename Weights::elem* row = w + r * in;
+    const typename Weights::elem* wp = row;
+    const float* xp = x;
+    std::size_t b = 0;
+    for (; b + P <= blocks; b += P, wp += P * B, xp += P * B)
+      for (std::size_t p = 0; p < P; ++p) {
+        T wa, wb;
+        Weights::template pair<Arch>(wp + p * B, wa, wb);
+        for (std::size_t i = 0; i < M; ++i) {
+          acc[i][p][0] = V::fma(V::load(xp + i * in + p * B), wa, acc[i][p][0]);
+          acc[i][p][1] = V::fma(V::load(xp + i * in + p * B + W), wb, acc[i][p][1]);
+        }
+      }
+    if (b < blocks) {  // a last whole block (P = 2, an odd count): into the first pair
       T wa, wb;
-      Weights::template pair<Arch>(wp + p * B, wa, wb);
+      Weights::template pair<Arch>(wp, wa, wb);
       for (std::size_t i = 0; i < M; ++i) {
-        acc[i][p][0] = V::fma(V::load(xp + i * ldx + p * B), wa, acc[i][p][0]);
-        acc[i][p][1] = V::fma(V::load(xp + i * ldx + p * B + W), wb, acc[i][p][1]);
+        acc[i][0][0] = V::fma(V::load(xp + i * in), wa, acc[i][0][0]);
+        acc[i][0][1] = V::fma(V::load(xp + i * in + W), wb, acc[i][0][1]);
       }
     }
-  if (b < blocks) {  // a last whole block (P = 2, an odd count): into the first pair
-    T wa, wb;
-    Weights::template pair<Arch>(wp, wa, wb);
     for (std::size_t i = 0; i < M; ++i) {
-      acc[i][0][0] = V::fma(V::load(xp + i * ldx), wa, acc[i][0][0]);
-      acc[i][0][1] = V::fma(V::load(xp + i * ldx + W), wb, acc[i][0][1]);
+      T a = acc[i][0][0], c = acc[i][0][1];
+      if constexpr (P == 2) a = a + acc[i][1][0], c = c + acc[i][1][1];
+      float sum = V::reduce_add(a + c);
+      const float* xi = x + i * in;
+      for (std::size_t k = blocks * B; k < in; ++k) sum += xi[k] * Weights::one(row[k]);
+      y[i * ldy + r] = bias ? sum + bias[r] : sum;
     }
   }
-  ATTNLENS_OUT_OF_LINE(gemv_finish<Arch, Weights>);
-  for (std::size_t i = 0; i < M; ++i) {
-    T a = acc[i][0][0], c = acc[i][0][1];
-    if constexpr (P == 2) a = a + acc[i][1][0], c = c + acc[i][1][1];
-    y[i * ldy] = gemv_finish<Arch, Weights>(a, c, x + i * ldx, w, blocks * B, in, bias);
-  }
-}
-
-// Weight rows [begin, end) for m ≤ 4 inputs (x as gemv_row reads it, row stride in; y row
-// stride out), one row after the other.
-template <class Arch, class Weights, std::size_t M>
-void gemv_rows_m(std::size_t begin, std::size_t end, std::size_t in, const float* x,
-                 const typename Weights::elem* w, float* y, std::size_t out, const float* bias) {
-  ATTNLENS_OUT_OF_LINE(gemv_row<Arch, Weights, M>);
-  for (std::size_t r = begin; r < end; ++r)
-    gemv_row<Arch, Weights, M>(in, x, in, w + r * in, y + r, out, bias ? bias + r : nullptr);
 }
 
 template <class Arch, class Weights>
 void gemv_rows(std::size_t m, std::size_t begin, std::size_t end, std::size_t in, const float* x,
                const typename Weights::elem* w, float* y, std::size_t out, const float* bias) {
+  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 1>);
+  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 2>);
+  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 3>);
+  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 4>);
   switch (m) {
     case 1: return gemv_rows_m<Arch, Weights, 1>(begin, end, in, x, w, y, out, bias);
     case 2: return gemv_rows_m<Arch, Weights, 2>(begin, end, in, x, w, y, out, bias);

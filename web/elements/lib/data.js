@@ -218,7 +218,7 @@ export function parseData(input, { maxTokens = MAX_TOKENS, maxPrecomputedTokens 
   if (input === null || typeof input !== 'object' || Array.isArray(input))
     fail(`data must be an object with tokens (got ${describe(input)})`);
   if (input.model !== undefined) {
-    if (typeof input.model !== 'string' || !input.model) fail('model must be a model name');
+    if (typeof input.model !== 'string' || !input.model) fail(`model must be a model name or a model folder's URL (got ${describe(input.model)})`);
     if (typeof input.text !== 'string' || !input.text.trim()) fail('text must be the text to run the model on');
     return Object.freeze({ kind: 'model', model: input.model, text: input.text });
   }
