@@ -43,8 +43,9 @@ export function busy(start, end, cores) {
   const loads = [start, end].filter(Number.isFinite);
   const text = start === undefined ? `load average ${fmt(end)} at the end` : `load average ${fmt(start)} at the start, ${fmt(end)} at the end`;
   if (!loads.length || Math.max(...loads) <= Math.max(1, (cores ?? 2) / 2)) return `${text} (quiet)`;
-  return `**shared, loaded machine**: ${text} on ${cores ?? '?'} cores (other builds and tests ran beside it; ` +
-    'the ratios, taken side by side in one run, hold; the absolute times are slowed)';
+  // The load average counts the bench's own threads too: it says the cores were busy, not by what.
+  return `**shared, loaded machine**: ${text} on ${cores ?? '?'} cores (other work, or the bench's own threads, ` +
+    'kept the cores busy; the ratios, taken side by side in one run, hold; the absolute times may be slowed)';
 }
 
 function ceilingLine(c) {
