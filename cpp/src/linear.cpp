@@ -1,4 +1,4 @@
-// Weight products at the file's precision: a matrix-vector kernel for a few input rows
+// Weight products at the file's precision: a matrix-vector kernel for one input row
 // (decoding), packed panels of Wᵀ widened to float32 for more (prefill), both split among the
 // pool's threads by output columns (kernels/linear.hpp, kernels/gemm.hpp).
 #include "attnlens/linear.hpp"
@@ -47,24 +47,27 @@ float element(const WeightMatrix& w, std::size_t i) {
 }
 
 constexpr std::size_t kChunkWork = parallel::kChunkMultiplyAdds;
-// Inputs up to this many rows go through the matrix-vector kernel (W streamed once per call);
-// more through packed panels (W widened once per panel, then reused by every row tile).
-constexpr std::size_t kGemvRows = 4;
+// One input row (decoding) goes through the matrix-vector kernel (W streamed once per call);
+// more through packed panels (W widened once per panel, then reused by every row tile). Two to
+// four rows (a short prompt) had matrix-vector kernels of their own: 9 more instantiations of it,
+// 2 KB of the model add-on's gzipped wasm, for prompts that take a millisecond either way.
+constexpr std::size_t kGemvRows = 1;
 
 struct x_rows;  // x permuted for interleaved (16-bit) weights
 
+// One input row: y = x · Wᵀ streamed row by row, split among threads by weight rows.
 template <class Arch, class Weights>
-void gemv(std::size_t m, const float* x, const WeightMatrix& w, const float* bias, float* y) {
+void gemv(const float* x, const WeightMatrix& w, const float* bias, float* y) {
   const auto* data = static_cast<const typename Weights::elem*>(w.data);
   const float* xs = x;
   if constexpr (Weights::interleaved) {
-    float* permuted = kernels::thread_scratch<x_rows>(m * w.in);
-    kernels::permute_x<Arch>(m, w.in, x, w.in, permuted);
+    float* permuted = kernels::thread_scratch<x_rows>(w.in);
+    kernels::permute_x<Arch>(1, w.in, x, w.in, permuted);
     xs = permuted;
   }
-  const std::size_t min_rows = std::max<std::size_t>(4, kChunkWork / (m * w.in));
+  const std::size_t min_rows = std::max<std::size_t>(4, kChunkWork / w.in);
   parallel::for_chunks(w.out, min_rows, [&](std::size_t begin, std::size_t end) {
-    kernels::gemv_rows<Arch, Weights>(m, begin, end, w.in, xs, data, y, w.out, bias);
+    kernels::gemv_rows<Arch, Weights>(begin, end, w.in, xs, data, y, bias);
   });
 }
 
@@ -98,7 +101,7 @@ void gemm(std::size_t m, const float* x, const WeightMatrix& w, const float* bia
 template <class Arch, class Weights>
 void run(std::size_t m, const float* x, const WeightMatrix& w, const float* bias, float* y) {
   if (m <= kGemvRows) {
-    gemv<Arch, Weights>(m, x, w, bias, y);
+    gemv<Arch, Weights>(x, w, bias, y);
   } else {
     gemm<Arch, Weights>(m, x, w, bias, y);
   }

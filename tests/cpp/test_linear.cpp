@@ -1,6 +1,6 @@
 // linear(): y = x · Wᵀ + bias with W in nn.Linear's [out, in] layout at float32, float16 or
 // bfloat16, against a float64 reference that decodes the 16-bit formats from their definition
-// (sign, exponent, mantissa; std::ldexp), for both kernels, the matrix-vector path (m ≤ 4) and
+// (sign, exponent, mantissa; std::ldexp), for both kernels, the matrix-vector path (m = 1) and
 // the packed one, shapes off the lane count, with and without bias; and threads bit-identical
 // to one thread.
 #include <doctest/doctest.h>
@@ -209,7 +209,7 @@ TEST_CASE("threaded linear is bit-identical to one thread") {
   struct Shape {
     std::size_t m, in, out;
   };
-  // The matrix-vector path (m ≤ 4) and the packed one, each large enough to be split.
+  // The matrix-vector path (m = 1) and the packed one (from m = 2), each large enough to be split.
   const Shape shapes[] = {{1, 768, 3001}, {2, 515, 2000}, {4, 300, 2500}, {17, 257, 1003},
                           {64, 300, 500}, {130, 129, 333}};
   for (attnlens::Kernel kernel : support::kernels())

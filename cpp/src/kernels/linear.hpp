@@ -1,6 +1,6 @@
 // Kernels for y = x · Wᵀ with W as a checkpoint stores it ([out, in] rows of float32, float16 or
 // bfloat16): 16-bit weights are widened to float32 in registers as they load.
-//   - gemv_rows (m ≤ 4, decoding): streams W once, front to back, one row at a time.
+//   - gemv_rows (one input row, decoding): streams W once, front to back, one row at a time.
 //   - pack_weight_panel (larger m, prefill): one gemm panel of Wᵀ widened to float32, for the
 //     register tiles of gemm.hpp.
 // Widening, 2·W 16-bit values at a time: one vector load of W 32-bit lanes, each holding an even
@@ -112,7 +112,7 @@ struct lanes16 {
 };
 #endif
 
-// x's rows (m × in, row stride ldx) as gemv_rows_m reads them for interleaved weights: in each
+// x's rows (m × in, row stride ldx) as gemv_rows reads them for interleaved weights: in each
 // whole block of 2·W columns the even columns, then the odd ones; the columns after the last
 // whole block as they are. out: m × in, row stride in.
 template <class Arch>
@@ -126,72 +126,44 @@ void permute_x(std::size_t m, std::size_t in, const float* x, std::size_t ldx, f
   }
 }
 
-// y[i·ldy + r] = Σ_c x[i·ldx + c] · w[r·in + c] (+ bias[r]) for M inputs and the weight rows
-// [begin, end), one row after the other, each read front to back. One row at a time, because the
-// product is bound by reading W: in V8 (Node 20, relaxed SIMD) a single sequential stream read
-// 23 GB/s of float32 weights where four rows read side by side (the previous tile) read 10 (f16:
-// 18 against 7; a micro-benchmark, one thread). The loop over rows is inside, so a narrow row
-// (SmolLM's 576 columns) pays no call per row. Each input keeps P pairs of accumulators (P = 2
-// for M ≤ 2: two independent chains per half; 1 above, for registers), summed at the row's end,
+// y[r] = Σ_c x[c] · w[r·in + c] (+ bias[r]) for the weight rows [begin, end), one row after the
+// other, each read front to back. One row at a time, because the product is bound by reading W:
+// in V8 (Node 20, relaxed SIMD) a single sequential stream read 23 GB/s of float32 weights where
+// four rows read side by side (the previous tile) read 10 (f16: 18 against 7; a micro-benchmark,
+// one thread). The loop over rows is inside, so a narrow row (SmolLM's 576 columns) pays no call
+// per row. Two pairs of accumulators (two independent chains per half), summed at the row's end,
 // then the columns after the last whole block one by one and the bias: every row is computed by
 // the same instructions, so how rows are split among threads never changes a bit.
-template <class Arch, class Weights, std::size_t M>
-ATTNLENS_NOINLINE void gemv_rows_m(std::size_t begin, std::size_t end, std::size_t in, const float* x,
-                                   const typename Weights::elem* w, float* y, std::size_t ldy,
-                                   const float* bias) {
+template <class Arch, class Weights>
+ATTNLENS_NOINLINE void gemv_rows(std::size_t begin, std::size_t end, std::size_t in, const float* x,
+                                 const typename Weights::elem* w, float* y, const float* bias) {
   using V = vec<Arch>;
   using T = typename V::type;
-  constexpr std::size_t W = V::width, B = 2 * W, P = M <= 2 ? 2 : 1;
+  constexpr std::size_t W = V::width, B = 2 * W;
   const std::size_t blocks = in / B;
   for (std::size_t r = begin; r < end; ++r) {
-    T acc[M][P][2];
-    for (std::size_t i = 0; i < M; ++i)
-      for (std::size_t p = 0; p < P; ++p) acc[i][p][0] = acc[i][p][1] = V::zero();
+    T acc[2][2] = {{V::zero(), V::zero()}, {V::zero(), V::zero()}};
     // Pointers stepped by hand (emscripten builds without loop strength reduction: gemm_tile).
     const typename Weights::elem* row = w + r * in;
     const typename Weights::elem* wp = row;
     const float* xp = x;
     std::size_t b = 0;
-    for (; b + P <= blocks; b += P, wp += P * B, xp += P * B)
-      for (std::size_t p = 0; p < P; ++p) {
+    for (; b + 2 <= blocks; b += 2, wp += 2 * B, xp += 2 * B)
+      for (std::size_t p = 0; p < 2; ++p) {
         T wa, wb;
         Weights::template pair<Arch>(wp + p * B, wa, wb);
-        for (std::size_t i = 0; i < M; ++i) {
-          acc[i][p][0] = V::fma(V::load(xp + i * in + p * B), wa, acc[i][p][0]);
-          acc[i][p][1] = V::fma(V::load(xp + i * in + p * B + W), wb, acc[i][p][1]);
-        }
+        acc[p][0] = V::fma(V::load(xp + p * B), wa, acc[p][0]);
+        acc[p][1] = V::fma(V::load(xp + p * B + W), wb, acc[p][1]);
       }
-    if (b < blocks) {  // a last whole block (P = 2, an odd count): into the first pair
+    if (b < blocks) {  // a last whole block (an odd count): into the first pair
       T wa, wb;
       Weights::template pair<Arch>(wp, wa, wb);
-      for (std::size_t i = 0; i < M; ++i) {
-        acc[i][0][0] = V::fma(V::load(xp + i * in), wa, acc[i][0][0]);
-        acc[i][0][1] = V::fma(V::load(xp + i * in + W), wb, acc[i][0][1]);
-      }
+      acc[0][0] = V::fma(V::load(xp), wa, acc[0][0]);
+      acc[0][1] = V::fma(V::load(xp + W), wb, acc[0][1]);
     }
-    for (std::size_t i = 0; i < M; ++i) {
-      T a = acc[i][0][0], c = acc[i][0][1];
-      if constexpr (P == 2) a = a + acc[i][1][0], c = c + acc[i][1][1];
-      float sum = V::reduce_add(a + c);
-      const float* xi = x + i * in;
-      for (std::size_t k = blocks * B; k < in; ++k) sum += xi[k] * Weights::one(row[k]);
-      y[i * ldy + r] = bias ? sum + bias[r] : sum;
-    }
-  }
-}
-
-template <class Arch, class Weights>
-void gemv_rows(std::size_t m, std::size_t begin, std::size_t end, std::size_t in, const float* x,
-               const typename Weights::elem* w, float* y, std::size_t out, const float* bias) {
-  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 1>);
-  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 2>);
-  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 3>);
-  ATTNLENS_OUT_OF_LINE(gemv_rows_m<Arch, Weights, 4>);
-  switch (m) {
-    case 1: return gemv_rows_m<Arch, Weights, 1>(begin, end, in, x, w, y, out, bias);
-    case 2: return gemv_rows_m<Arch, Weights, 2>(begin, end, in, x, w, y, out, bias);
-    case 3: return gemv_rows_m<Arch, Weights, 3>(begin, end, in, x, w, y, out, bias);
-    default: return gemv_rows_m<Arch, Weights, 4>(begin, end, in, x, w, y, out, bias);
+    float sum = V::reduce_add((acc[0][0] + acc[1][0]) + (acc[0][1] + acc[1][1]));
+    for (std::size_t k = blocks * B; k < in; ++k) sum += x[k] * Weights::one(row[k]);
+    y[r] = bias ? sum + bias[r] : sum;
   }
 }
 
