@@ -16,7 +16,7 @@ constexpr std::size_t kBlock = 256;
 // ~16K elements per chunk at least: an exp costs ~tens of operations per vector.
 constexpr std::size_t kMinBlocks = 64;
 
-// f(arch, first, last) over [0, count), split in kBlock items (the last may be shorter).
+// f(first, last) over [0, count), split in kBlock items (the last may be shorter).
 template <class F>
 void for_blocks(std::size_t count, F&& f) {
   const std::size_t items = (count + kBlock - 1) / kBlock;
